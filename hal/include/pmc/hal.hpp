@@ -1,0 +1,94 @@
+// The entry point: configuration, plugin discovery, CPU probing, backend and access selection.
+#pragma once
+
+#include <pmc/backend.hpp>
+#include <pmc/cpu.hpp>
+#include <pmc/event.hpp>
+#include <pmc/export.hpp>
+#include <pmc/session.hpp>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pmc {
+
+// Where a setting came from: "default", "command line", "$PMC_CONFIG" or "file:line:column".
+struct Origin {
+  std::string where = "default";
+};
+
+struct Config {
+  std::string backend = "auto";                    // "auto" or a backend name
+  std::string access = "auto";                     // "auto" | "sim" | "perf" | "msr"
+  std::vector<std::filesystem::path> plugin_path;  // searched before the built-in directory
+  std::vector<std::filesystem::path> events_path;  // files or directories, loaded after built-ins
+  std::string cpu = "native";                      // "native" or a CPUID dump file
+  std::optional<std::filesystem::path> file;       // the config file read, if any
+  std::string found_by;                            // "--config", "$PMC_CONFIG", ... or "built-in defaults"
+  std::map<std::string, Origin> origin;            // key -> where its value came from
+};
+
+// Parses one config file; unknown keys, wrong types and unknown values are errors with
+// file:line:column. Relative paths in it are relative to the file's directory.
+PMC_API Config load_config(const std::filesystem::path& file);
+// The search order: explicit file, $PMC_CONFIG, $XDG_CONFIG_HOME/pmc/config.toml (or
+// ~/.config/pmc/config.toml), /etc/pmc/config.toml, built-in defaults.
+PMC_API Config find_config(const std::optional<std::filesystem::path>& explicit_file);
+
+// Where the installed (or built) library finds its plugins and data, relative to itself.
+struct Paths {
+  std::filesystem::path plugins;   // <libdir>/pmchal/plugins
+  std::filesystem::path events;    // <prefix>/share/pmchal/events
+  std::filesystem::path data;      // <prefix>/share/pmchal
+};
+PMC_API Paths default_paths();
+
+struct PluginStatus {
+  std::filesystem::path file;
+  std::string backend;   // name, when loaded
+  std::string error;     // empty when loaded
+};
+
+struct Candidate {
+  std::string backend;
+  Match match;
+};
+
+namespace detail { class HalImpl; }
+
+class PMC_API Hal {
+ public:
+  // Reads the CPU (config.cpu), loads every plugin, probes each, chooses the backend and
+  // loads its events. A plugin that fails to load is reported in plugins(), not thrown,
+  // unless it is the one config.backend names.
+  static Hal open(const Config& config);
+  Hal(Hal&&) noexcept;
+  Hal& operator=(Hal&&) noexcept;
+  ~Hal();
+
+  [[nodiscard]] const Config& config() const;
+  [[nodiscard]] const CpuInfo& cpu() const;
+  [[nodiscard]] const std::vector<PluginStatus>& plugins() const;
+  [[nodiscard]] const std::vector<Candidate>& candidates() const;
+  // The chosen backend, or nullptr when none matches; why() says why.
+  [[nodiscard]] const Backend* backend() const;
+  [[nodiscard]] const std::string& why() const;
+  // The chosen backend; throws not_supported with why() when there is none.
+  [[nodiscard]] const Backend& require_backend() const;
+  [[nodiscard]] const PmuInfo& pmu() const;
+  [[nodiscard]] const EventCatalog& events() const;
+  [[nodiscard]] std::string access() const;   // the access method a session will use
+
+  [[nodiscard]] Encoding encode(std::string_view event) const;
+  [[nodiscard]] Session session() const;
+
+ private:
+  explicit Hal(std::unique_ptr<detail::HalImpl> impl);
+  std::unique_ptr<detail::HalImpl> impl_;
+};
+
+}  // namespace pmc

@@ -1,0 +1,68 @@
+// Session: a set of events counted together on one PMU, through one access method.
+#pragma once
+
+#include <pmc/backend.hpp>
+#include <pmc/export.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmc {
+
+struct Reading {
+  std::string event;          // as added
+  std::string canonical;
+  std::uint64_t value = 0;    // 64-bit, wrap-corrected over the hardware width
+  std::uint64_t time_enabled = 0;  // ns (or cycles on simulated hardware)
+  std::uint64_t time_running = 0;
+  bool extrapolated = false;
+  std::uint64_t granularity = 1;   // counts are multiples of this (interrupt-counting PMUs)
+  std::string unit;                // "" for plain counts
+  CounterKind counter_kind = CounterKind::general;
+  unsigned counter = 0;            // where it was scheduled
+};
+
+namespace detail { class SessionImpl; }
+namespace sim { class Device; }
+
+class PMC_API Session {
+ public:
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session();  // stops the counters if they are running
+
+  // Parses, encodes and schedules one more event. Throws (and leaves the session as it was)
+  // on a bad string, an unknown event, or when no assignment of all events to counters exists;
+  // that error names the events that compete for the same counters.
+  void add(std::string_view event);
+  [[nodiscard]] const std::vector<Encoding>& encodings() const;
+
+  void start();
+  void stop();
+  void reset();              // zero the counts (and the hardware counters)
+  [[nodiscard]] std::vector<Reading> read();
+  // Folds the hardware counters into the 64-bit totals. Must run at least once per 2^(width-1)
+  // events; the simulated workload runner calls it between chunks.
+  void poll();
+  [[nodiscard]] bool running() const;
+
+  // Simulated access only: the device model the session programs; nullptr otherwise.
+  [[nodiscard]] sim::Device* device();
+
+  explicit Session(std::unique_ptr<detail::SessionImpl> impl);
+
+ private:
+  std::unique_ptr<detail::SessionImpl> impl_;
+};
+
+// Assigns each event to a counter it allows, such that no counter is used twice (a bipartite
+// matching; an assignment is found whenever one exists). Returns, per event, the index into
+// pmu.counters. Throws no_counter naming the events that compete, when none exists.
+PMC_API std::vector<std::size_t> schedule(const PmuInfo& pmu, const std::vector<Encoding>& events);
+
+}  // namespace pmc

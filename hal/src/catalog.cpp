@@ -1,0 +1,303 @@
+// The events TOML loader (docs/event-format.md) and catalog queries.
+#include "toml_util.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/event.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+namespace pmc {
+
+namespace {
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+SourceRef ref_of(const toml::node& n) {
+  const auto& s = n.source();
+  return SourceRef{s.path ? std::string(*s.path) : std::string(), s.begin.line, s.begin.column};
+}
+
+const std::set<std::string, std::less<>> kKnownModifiers = {"u", "k", "e", "i", "c", "t", "period"};
+
+std::vector<std::string> read_modifiers(const toml::table& t, std::string_view key) {
+  auto mods = detail::get_strings(t, key);
+  if (!mods) return {};
+  const auto& arr = *t.get(key)->as_array();
+  for (std::size_t i = 0; i < mods->size(); ++i)
+    if (!kKnownModifiers.count((*mods)[i]))
+      detail::fail_at(arr[i], errc::attribute,
+                      fmt::format("unknown modifier '{}' (known: u, k, e, i, c, t, period)", (*mods)[i]));
+  return *mods;
+}
+
+std::uint64_t read_unsigned(const toml::table& t, std::string_view key, std::optional<BitField> field,
+                            std::string_view what) {
+  auto v = detail::get_int(t, key, true);
+  const toml::node& n = detail::node_of(t, key);
+  if (*v < 0) detail::fail_at(n, errc::attribute_value, fmt::format("{} must not be negative", what));
+  auto u = static_cast<std::uint64_t>(*v);
+  if (field && u > field->max_value())
+    detail::fail_at(n, errc::attribute_value,
+                    fmt::format("{} 0x{:X} does not fit the {}-bit field at bits {}-{}", what, u, field->width,
+                                field->low, field->low + field->width - 1));
+  return u;
+}
+
+UnitMaskGroup read_group(const toml::table& t, std::string name, const RegisterFormat& format) {
+  detail::check_keys(t, {"combinable", "default", "masks"}, fmt::format("unit-mask group '{}'", name));
+  UnitMaskGroup g;
+  g.name = std::move(name);
+  g.combinable = detail::get_bool(t, "combinable").value_or(false);
+  const toml::node* masks = t.get("masks");
+  if (!masks) detail::fail_at(t.source(), errc::invalid_argument,
+                              fmt::format("unit-mask group '{}' has no 'masks'", g.name));
+  if (!masks->is_array())
+    detail::fail_at(*masks, errc::invalid_argument, "'masks' must be an array of inline tables");
+  for (const auto& item : *masks->as_array()) {
+    if (!item.is_table()) detail::fail_at(item, errc::invalid_argument, "each unit mask must be an inline table");
+    const auto& mt = *item.as_table();
+    detail::check_keys(mt, {"name", "value", "desc", "generic"}, "a unit mask");
+    UnitMask m;
+    m.name = *detail::get_string(mt, "name", true);
+    m.value = read_unsigned(mt, "value", format.field("umask"), "unit mask value");
+    m.description = detail::get_string(mt, "desc").value_or("");
+    m.generic = detail::get_string(mt, "generic").value_or("");
+    for (const auto& other : g.masks) {
+      if (iequal(other.name, m.name))
+        detail::fail_at(item, errc::unit_mask, fmt::format("unit mask '{}' declared twice", m.name));
+      if (g.combinable && (other.value & m.value))
+        detail::fail_at(item, errc::unit_mask,
+                        fmt::format("combinable unit masks '{}' and '{}' share bits 0x{:X}", other.name, m.name,
+                                    other.value & m.value));
+    }
+    g.masks.push_back(std::move(m));
+  }
+  if (auto defaults = detail::get_strings(t, "default")) {
+    const auto& arr = *t.get("default")->as_array();
+    for (std::size_t i = 0; i < defaults->size(); ++i) {
+      bool found = std::any_of(g.masks.begin(), g.masks.end(),
+                               [&](const UnitMask& m) { return iequal(m.name, (*defaults)[i]); });
+      if (!found)
+        detail::fail_at(arr[i], errc::unit_mask,
+                        fmt::format("default unit mask '{}' is not one of the group's masks", (*defaults)[i]));
+    }
+    if (!g.combinable && defaults->size() > 1)
+      detail::fail_at(*t.get("default"), errc::unit_mask, "a group that is not combinable has one default at most");
+    g.default_masks = *defaults;
+  }
+  return g;
+}
+
+}  // namespace
+
+namespace detail {
+
+struct CatalogLoader {
+  static void load(EventCatalog& cat, const toml::table& doc, const std::string& name, std::string_view backend) {
+    check_keys(doc, {"backend", "description", "modifiers", "format", "cpus", "umask_groups", "event"},
+               "an events file");
+    std::string file_backend = *get_string(doc, "backend", true);
+    if (file_backend != backend) return;  // for another backend
+    cat.files_.push_back(name);
+
+    if (const toml::node* f = doc.get("format")) {
+      if (!f->is_table()) fail_at(*f, errc::invalid_argument, "'format' must be a table of bit ranges");
+      for (const auto& [key, value] : *f->as_table()) {
+        if (!value.is_string())
+          fail_at(value, errc::invalid_argument, fmt::format("field '{}' must be a bit range string such as \"0-7\"", key.str()));
+        try {
+          cat.format_.add(std::string(key.str()), parse_bit_range(value.as_string()->get()));
+        } catch (const Error& e) {
+          fail_at(value, errc::invalid_argument, e.what());
+        }
+      }
+    }
+    if (const toml::node* c = doc.get("cpus")) {
+      if (!c->is_table()) fail_at(*c, errc::invalid_argument, "'cpus' must be a table of tag = description");
+      for (const auto& [key, value] : *c->as_table()) {
+        if (!value.is_string()) fail_at(value, errc::invalid_argument, fmt::format("cpu tag '{}' needs a description string", key.str()));
+        auto it = std::find_if(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& t) { return t.name == key.str(); });
+        if (it == cat.cpus_.end()) cat.cpus_.push_back(CpuTag{std::string(key.str()), value.as_string()->get()});
+        else it->description = value.as_string()->get();
+      }
+    }
+    if (doc.get("modifiers")) cat.default_modifiers_ = read_modifiers(doc, "modifiers");
+
+    std::map<std::string, UnitMaskGroup, std::less<>> groups;
+    if (const toml::node* g = doc.get("umask_groups")) {
+      if (!g->is_table()) fail_at(*g, errc::invalid_argument, "'umask_groups' must be a table of groups");
+      for (const auto& [key, value] : *g->as_table()) {
+        if (!value.is_table()) fail_at(value, errc::invalid_argument, fmt::format("unit-mask group '{}' must be a table", key.str()));
+        groups.emplace(std::string(key.str()), read_group(*value.as_table(), std::string(key.str()), cat.format_));
+      }
+    }
+
+    const toml::node* events = doc.get("event");
+    if (!events) return;
+    if (!events->is_array()) fail_at(*events, errc::invalid_argument, "'event' must be an array of tables ([[event]])");
+    std::vector<EventDef> added;
+    for (const auto& item : *events->as_array()) {
+      if (!item.is_table()) fail_at(item, errc::invalid_argument, "each event must be a table");
+      const auto& t = *item.as_table();
+      check_keys(t, {"name", "code", "desc", "umasks", "umask", "counters", "fixed", "generic", "cpus", "modifiers", "reference"},
+                 "an event");
+      EventDef e;
+      e.name = *get_string(t, "name", true);
+      for (char ch : e.name)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.'))
+          fail_at(node_of(t, "name"), errc::invalid_argument,
+                  fmt::format("event name '{}' may hold only letters, digits, '_' and '.'", e.name));
+      e.code = read_unsigned(t, "code", cat.format_.field("event"), "event code");
+      e.description = *get_string(t, "desc", true);
+      e.generic = get_string(t, "generic").value_or("");
+      e.reference = get_string(t, "reference").value_or("");
+      e.source = ref_of(t.get("name") ? *t.get("name") : item);
+      if (t.get("umask")) e.fixed_umask = read_unsigned(t, "umask", cat.format_.field("umask"), "unit mask");
+      if (const toml::node* u = t.get("umasks")) {
+        if (u->is_string()) {
+          auto it = groups.find(u->as_string()->get());
+          if (it == groups.end())
+            fail_at(*u, errc::not_found, fmt::format("unknown unit-mask group '{}'", u->as_string()->get()));
+          e.unit_masks = it->second;
+        } else if (u->is_table()) {
+          e.unit_masks = read_group(*u->as_table(), e.name, cat.format_);
+        } else {
+          fail_at(*u, errc::invalid_argument, "'umasks' must be a group name or an inline group table");
+        }
+      }
+      if (auto counters = get_ints(t, "counters")) {
+        const auto& arr = *t.get("counters")->as_array();
+        for (std::size_t i = 0; i < counters->size(); ++i) {
+          if ((*counters)[i] < 0 || (*counters)[i] > 63)
+            fail_at(arr[i], errc::attribute_value, fmt::format("counter index {} is out of range 0-63", (*counters)[i]));
+          e.counters.push_back(static_cast<unsigned>((*counters)[i]));
+        }
+        if (e.counters.empty()) fail_at(*t.get("counters"), errc::invalid_argument, "'counters' must not be empty");
+      }
+      if (auto fixed = get_int(t, "fixed")) {
+        if (*fixed < 0 || *fixed > 63)
+          fail_at(node_of(t, "fixed"), errc::attribute_value, fmt::format("fixed counter {} is out of range 0-63", *fixed));
+        e.fixed = static_cast<unsigned>(*fixed);
+      }
+      if (auto cpus = get_strings(t, "cpus")) {
+        const auto& arr = *t.get("cpus")->as_array();
+        for (std::size_t i = 0; i < cpus->size(); ++i) {
+          bool known = std::any_of(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& c) { return c.name == (*cpus)[i]; });
+          if (!known) fail_at(arr[i], errc::not_found, fmt::format("cpu tag '{}' is not declared in [cpus]", (*cpus)[i]));
+        }
+        e.cpus = *cpus;
+      }
+      e.modifiers = t.get("modifiers") ? read_modifiers(t, "modifiers") : cat.default_modifiers_;
+      for (const auto& prev : added)
+        if (iequal(prev.name, e.name))
+          fail_at(node_of(t, "name"), errc::invalid_argument,
+                  fmt::format("event '{}' is already defined at {}", e.name, prev.source.str()));
+      added.push_back(std::move(e));
+    }
+    for (auto& e : added) {
+      auto it = std::find_if(cat.events_.begin(), cat.events_.end(), [&](const EventDef& d) { return iequal(d.name, e.name); });
+      if (it != cat.events_.end()) *it = std::move(e);
+      else cat.events_.push_back(std::move(e));
+    }
+  }
+};
+
+}  // namespace detail
+
+void EventCatalog::load_string(std::string_view toml_text, const std::string& name, std::string_view backend) {
+  toml::table doc = detail::parse_toml_string(toml_text, name);
+  detail::CatalogLoader::load(*this, doc, name, backend);
+}
+
+void EventCatalog::load(const std::filesystem::path& path, std::string_view backend) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(path, ec))
+      if (entry.path().extension() == ".toml") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) load(f, backend);
+    return;
+  }
+  if (!fs::exists(path, ec)) throw Error(errc::io, fmt::format("{}: no such events file or directory", path.string()));
+  toml::table doc = detail::parse_toml_file(path);
+  detail::CatalogLoader::load(*this, doc, path.string(), backend);
+}
+
+namespace {
+bool applies(const EventDef& e, std::string_view tag) {
+  return tag.empty() || e.cpus.empty() || std::find(e.cpus.begin(), e.cpus.end(), tag) != e.cpus.end();
+}
+}  // namespace
+
+const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) const {
+  for (const auto& e : events_)
+    if (iequal(e.name, name) && applies(e, tag)) return &e;
+  return nullptr;
+}
+
+const EventDef* EventCatalog::find_generic(std::string_view generic, std::string_view tag,
+                                           std::vector<std::string>* masks) const {
+  for (const auto& e : events_) {
+    if (!applies(e, tag)) continue;
+    if (e.generic == generic) {
+      if (masks) masks->clear();
+      return &e;
+    }
+    if (e.unit_masks)
+      for (const auto& m : e.unit_masks->masks)
+        if (m.generic == generic) {
+          if (masks) *masks = {m.name};
+          return &e;
+        }
+  }
+  return nullptr;
+}
+
+std::vector<const EventDef*> EventCatalog::for_cpu(std::string_view tag) const {
+  std::vector<const EventDef*> out;
+  for (const auto& e : events_)
+    if (applies(e, tag)) out.push_back(&e);
+  return out;
+}
+
+std::vector<std::string> EventCatalog::validate(unsigned general_counters) const {
+  std::vector<std::string> problems;
+  if (!format_.field("event")) problems.push_back("the register format has no 'event' field");
+  for (const auto& e : events_) {
+    std::string at = e.source.str();
+    if (e.description.empty()) problems.push_back(fmt::format("{}: event {} has no description", at, e.name));
+    for (unsigned c : e.counters)
+      if (c >= general_counters)
+        problems.push_back(fmt::format("{}: event {} names counter {} but the PMU has {}", at, e.name, c, general_counters));
+    if (e.unit_masks && e.fixed_umask)
+      problems.push_back(fmt::format("{}: event {} has both named unit masks and a fixed umask", at, e.name));
+    if (e.unit_masks && e.unit_masks->masks.size() == 1 && e.unit_masks->default_masks.empty())
+      problems.push_back(fmt::format("{}: event {} has only one unit mask but no default", at, e.name));
+    for (const auto& other : events_) {
+      if (&other == &e || other.code != e.code) continue;
+      bool shared_cpu = e.cpus.empty() || other.cpus.empty() ||
+                        std::any_of(e.cpus.begin(), e.cpus.end(), [&](const std::string& t) {
+                          return std::find(other.cpus.begin(), other.cpus.end(), t) != other.cpus.end();
+                        });
+      bool same_umask = e.fixed_umask == other.fixed_umask;
+      if (shared_cpu && same_umask && &other < &e)
+        problems.push_back(fmt::format("{}: events {} and {} share code 0x{:02X} on the same CPUs", at, other.name,
+                                       e.name, e.code));
+    }
+  }
+  return problems;
+}
+
+}  // namespace pmc

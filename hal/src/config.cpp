@@ -1,0 +1,92 @@
+#include "toml_util.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace pmc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path relative_to(const fs::path& base, const std::string& p) {
+  fs::path path(p);
+  if (path.is_absolute()) return path;
+  return base / path;
+}
+
+}  // namespace
+
+Config load_config(const fs::path& file) {
+  Config cfg;
+  toml::table doc = detail::parse_toml_file(file);
+  detail::check_keys(doc, {"backend", "access", "plugin_path", "events_path", "cpu"}, "the config file");
+  fs::path base = file.parent_path();
+  cfg.file = file;
+  auto mark = [&](std::string_view key) { cfg.origin[std::string(key)].where = detail::where(detail::node_of(doc, key)); };
+
+  if (auto backend = detail::get_string(doc, "backend")) {
+    if (backend->empty()) detail::fail_at(detail::node_of(doc, "backend"), errc::invalid_argument,
+                                          "'backend' must be \"auto\" or a backend name");
+    cfg.backend = *backend;
+    mark("backend");
+  }
+  if (auto access = detail::get_string(doc, "access")) {
+    if (*access != "auto" && *access != "sim" && *access != "perf" && *access != "msr")
+      detail::fail_at(detail::node_of(doc, "access"), errc::invalid_argument,
+                      fmt::format("unknown access '{}' (expected auto, sim, perf or msr)", *access));
+    cfg.access = *access;
+    mark("access");
+  }
+  if (auto dirs = detail::get_strings(doc, "plugin_path")) {
+    for (const auto& d : *dirs) cfg.plugin_path.push_back(relative_to(base, d));
+    mark("plugin_path");
+  }
+  if (auto paths = detail::get_strings(doc, "events_path")) {
+    for (const auto& p : *paths) cfg.events_path.push_back(relative_to(base, p));
+    mark("events_path");
+  }
+  if (auto cpu = detail::get_string(doc, "cpu")) {
+    if (cpu->empty()) detail::fail_at(detail::node_of(doc, "cpu"), errc::invalid_argument,
+                                      "'cpu' must be \"native\" or a CPUID dump file");
+    cfg.cpu = *cpu == "native" ? *cpu : relative_to(base, *cpu).string();
+    mark("cpu");
+  }
+  return cfg;
+}
+
+Config find_config(const std::optional<fs::path>& explicit_file) {
+  auto use = [](const fs::path& file, std::string found_by) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec))
+      throw Error(errc::io, fmt::format("{}: config file not found (named by {})", file.string(), found_by));
+    Config cfg = load_config(file);
+    cfg.found_by = std::move(found_by);
+    return cfg;
+  };
+  if (explicit_file) return use(*explicit_file, "--config");
+  if (const char* env = std::getenv("PMC_CONFIG"); env && *env) return use(env, "$PMC_CONFIG");
+
+  std::error_code ec;
+  fs::path user;
+  std::string user_name;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+    user = fs::path(xdg) / "pmc" / "config.toml";
+    user_name = "$XDG_CONFIG_HOME/pmc/config.toml";
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    user = fs::path(home) / ".config" / "pmc" / "config.toml";
+    user_name = "~/.config/pmc/config.toml";
+  }
+  if (!user.empty() && fs::is_regular_file(user, ec)) return use(user, user_name);
+  const fs::path system("/etc/pmc/config.toml");
+  if (fs::is_regular_file(system, ec)) return use(system, system.string());
+  Config cfg;
+  cfg.found_by = "built-in defaults";
+  return cfg;
+}
+
+}  // namespace pmc

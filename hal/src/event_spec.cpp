@@ -1,0 +1,114 @@
+#include <pmc/error.hpp>
+#include <pmc/event.hpp>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+
+namespace pmc {
+
+const EventModifier* EventSpec::modifier(std::string_view n) const {
+  for (const auto& m : modifiers)
+    if (m.name == n) return &m;
+  return nullptr;
+}
+
+std::string event_error(const EventSpec& spec, std::size_t column, std::string_view what) {
+  if (column == 0) return fmt::format("event '{}': {}", spec.text, what);
+  return fmt::format("event '{}', column {}: {}", spec.text, column, what);
+}
+
+namespace {
+
+// Bare lower-case flags that are modifiers rather than unit masks (libpfm4 reads ":u" as
+// "u=1"). Unit masks are matched case-insensitively, so a MESI "I" must be written in upper
+// case to be told apart from the invert flag "i".
+bool is_flag_modifier(std::string_view part) {
+  return part == "u" || part == "k" || part == "e" || part == "i" || part == "t";
+}
+
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+}
+
+[[noreturn]] void fail(const EventSpec& spec, std::size_t column, std::string_view what) {
+  throw Error(errc::parse, event_error(spec, column, what));
+}
+
+std::uint64_t parse_number(const EventSpec& spec, std::string_view text, std::size_t column,
+                           std::string_view modifier) {
+  if (text.empty()) fail(spec, column, fmt::format("modifier '{}' needs a value after '='", modifier));
+  int base = 10;
+  std::string_view digits = text;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    base = 16;
+    digits.remove_prefix(2);
+  }
+  std::uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  if (ec == std::errc::result_out_of_range)
+    fail(spec, column, fmt::format("value '{}' of modifier '{}' is too large", text, modifier));
+  if (ec != std::errc() || ptr != digits.data() + digits.size())
+    fail(spec, column, fmt::format("value '{}' of modifier '{}' is not a number", text, modifier));
+  return value;
+}
+
+}  // namespace
+
+EventSpec parse_event(std::string_view text) {
+  EventSpec spec;
+  spec.text = std::string(text);
+  if (text.empty()) fail(spec, 0, "empty event name");
+  std::size_t pos = 0;
+  // "PMU::" is a prefix only where the first ':' of the string is doubled.
+  if (auto sep = text.find(':'); sep != std::string_view::npos && text.substr(sep, 2) == "::") {
+    spec.pmu = std::string(text.substr(0, sep));
+    if (spec.pmu.empty()) fail(spec, 1, "missing PMU name before '::'");
+    for (std::size_t i = 0; i < spec.pmu.size(); ++i)
+      if (!is_name_char(spec.pmu[i]))
+        fail(spec, i + 1, fmt::format("unexpected character '{}' in PMU name", spec.pmu[i]));
+    pos = sep + 2;
+  }
+  bool first = true;
+  while (true) {
+    std::size_t end = text.find(':', pos);
+    std::string_view part = text.substr(pos, end == std::string_view::npos ? text.npos : end - pos);
+    std::size_t column = pos + 1;
+    if (part.empty()) {
+      fail(spec, column, first ? "missing event name" : "empty field between ':' separators");
+    }
+    if (first) {
+      for (std::size_t i = 0; i < part.size(); ++i)
+        if (!is_name_char(part[i]))
+          fail(spec, column + i, fmt::format("unexpected character '{}' in event name", part[i]));
+      spec.name = std::string(part);
+      first = false;
+    } else if (auto eq = part.find('='); eq != std::string_view::npos) {
+      std::string_view name = part.substr(0, eq);
+      if (name.empty()) fail(spec, column, "missing modifier name before '='");
+      for (std::size_t i = 0; i < name.size(); ++i)
+        if (!is_name_char(name[i]))
+          fail(spec, column + i, fmt::format("unexpected character '{}' in modifier name", name[i]));
+      EventModifier m;
+      m.name = std::string(name);
+      m.column = column;
+      m.value = parse_number(spec, part.substr(eq + 1), column + eq + 1, name);
+      spec.modifiers.push_back(std::move(m));
+    } else if (is_flag_modifier(part)) {
+      spec.modifiers.push_back(EventModifier{std::string(part), std::nullopt, column});
+    } else {
+      for (std::size_t i = 0; i < part.size(); ++i)
+        if (!is_name_char(part[i]))
+          fail(spec, column + i, fmt::format("unexpected character '{}' in unit mask", part[i]));
+      spec.unit_masks.emplace_back(part);
+      spec.unit_mask_columns.push_back(column);
+    }
+    if (end == std::string_view::npos) break;
+    pos = end + 1;
+    if (pos == text.size()) fail(spec, pos + 1, "nothing after the last ':'");
+  }
+  return spec;
+}
+
+}  // namespace pmc

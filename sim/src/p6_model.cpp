@@ -1,0 +1,322 @@
+// The P6 PMU device model. Facts cite shared/reference/p6.md by section; policies the fact sheet
+// leaves open are marked [U] and explained where they are applied.
+#include "p6_model.hpp"
+
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <string>
+
+namespace pmc::sim {
+
+namespace {
+
+// PerfEvtSel fields [3].
+constexpr std::uint64_t kEventMask = 0xFF;        // 7:0
+constexpr unsigned kUmaskShift = 8;               // 15:8
+constexpr std::uint64_t kUsr = 1ULL << 16;
+constexpr std::uint64_t kOs = 1ULL << 17;
+constexpr std::uint64_t kEdge = 1ULL << 18;
+constexpr std::uint64_t kInt = 1ULL << 20;
+constexpr std::uint64_t kEn = 1ULL << 22;         // PerfEvtSel0 only
+constexpr std::uint64_t kInv = 1ULL << 23;
+constexpr unsigned kCmaskShift = 24;              // 31:24
+// Reserved: 63:32 and 21 in both; 22 too in PerfEvtSel1 [3].
+constexpr std::uint64_t kReservedSel0 = 0xFFFFFFFF00000000ULL | (1ULL << 21);
+constexpr std::uint64_t kReservedSel1 = kReservedSel0 | kEn;
+
+constexpr std::uint64_t kCounterMask = (1ULL << P6Device::kWidth) - 1;
+
+__extension__ typedef unsigned __int128 u128;  // exact products of 64-bit cycles and counts
+
+// ---------------------------------------------------------------------------------------------
+// The signal table: which activity signal each event code counts [5a, 5b, 5c]. The signal is the
+// lowercase event name; a few events also take a generic alias so that workloads written for
+// any PMU ("instructions", "branches", ...) count here too (the two are added).
+enum class Kind {
+  plain,     // k("<name>") (+ k(alias)); the unit mask is ignored
+  cycles,    // the implicit "cycles" signal: 1 per unhalted cycle
+  mesi,      // sum of k("<name>.m"/".e"/".s"/".i") over the states UMASK selects (0x08 M, 0x04 E,
+             // 0x02 S, 0x01 I); UMASK 0 selects none, so counts nothing (Linux's NOP event 0x2E)
+  self_any,  // bus events: k("<name>.self"), plus k("<name>.other") when UMASK bit 5 (0x20,
+             // "any agent") is set
+};
+
+struct EventSignal {
+  std::uint8_t code;
+  std::string_view name;
+  Kind kind = Kind::plain;
+  std::uint8_t counters = 0x3;     // bit i set: the event exists on counter i
+  std::string_view alias = {};
+};
+
+constexpr std::uint8_t kCtr0 = 0x1, kCtr1 = 0x2;
+
+// clang-format off
+constexpr EventSignal kEvents[] = {
+    // 5a: core P6 events.
+    {0x03, "ld_blocks"},
+    {0x04, "sb_drains"},
+    {0x05, "misalign_mem_ref"},
+    {0x06, "segment_reg_loads"},
+    {0x10, "fp_comp_ops_exe", Kind::plain, kCtr0},
+    {0x11, "fp_assist", Kind::plain, kCtr1},
+    {0x12, "mul", Kind::plain, kCtr1},
+    {0x13, "div", Kind::plain, kCtr1},
+    {0x14, "cycles_div_busy", Kind::plain, kCtr0},
+    {0x21, "l2_ads"},
+    {0x22, "l2_dbus_busy"},
+    {0x23, "l2_dbus_busy_rd"},
+    {0x24, "l2_lines_in"},            // SDM: UMASK 0 (FreeBSD allows MESI): plain here
+    {0x25, "l2_m_lines_inm"},
+    {0x26, "l2_lines_out"},           // as 0x24
+    {0x27, "l2_m_lines_outm"},
+    {0x28, "l2_ifetch", Kind::mesi},
+    {0x29, "l2_ld", Kind::mesi},
+    {0x2A, "l2_st", Kind::mesi},
+    {0x2E, "l2_rqsts", Kind::mesi, 0x3, "l2-requests"},
+    {0x43, "data_mem_refs"},
+    {0x45, "dcu_lines_in"},
+    {0x46, "dcu_m_lines_in"},
+    {0x47, "dcu_m_lines_out"},
+    {0x48, "dcu_miss_outstanding"},
+    {0x60, "bus_req_outstanding", Kind::self_any},  // SDM lists only 0x00 (self); 0x20 [U]
+    {0x61, "bus_bnr_drv"},
+    {0x62, "bus_drdy_clocks", Kind::self_any},
+    {0x63, "bus_lock_clocks", Kind::self_any},
+    {0x64, "bus_data_rcv"},
+    {0x65, "bus_tran_brd", Kind::self_any},
+    {0x66, "bus_tran_rfo", Kind::self_any},
+    {0x67, "bus_trans_wb", Kind::self_any},
+    {0x68, "bus_tran_ifetch", Kind::self_any},
+    {0x69, "bus_tran_inval", Kind::self_any},
+    {0x6A, "bus_tran_pwr", Kind::self_any},
+    {0x6B, "bus_trans_p", Kind::self_any},
+    {0x6C, "bus_trans_io", Kind::self_any},
+    {0x6D, "bus_tran_def", Kind::self_any},
+    {0x6E, "bus_tran_burst", Kind::self_any},
+    {0x6F, "bus_tran_mem", Kind::self_any},
+    {0x70, "bus_tran_any", Kind::self_any},
+    {0x79, "cpu_clk_unhalted", Kind::cycles},
+    {0x7A, "bus_hit_drv"},
+    {0x7B, "bus_hitm_drv"},
+    {0x7E, "bus_snoop_stall"},
+    {0x80, "ifu_ifetch"},
+    {0x81, "ifu_ifetch_miss"},
+    {0x85, "itlb_miss"},
+    {0x86, "ifu_mem_stall"},
+    {0x87, "ild_stall"},
+    {0xA2, "resource_stalls"},
+    {0xC0, "inst_retired", Kind::plain, 0x3, "instructions"},
+    {0xC1, "flops", Kind::plain, kCtr0},  // the generic alias "flops" is the event name itself
+    {0xC2, "uops_retired", Kind::plain, 0x3, "uops"},
+    {0xC4, "br_inst_retired", Kind::plain, 0x3, "branches"},
+    {0xC5, "br_miss_pred_retired", Kind::plain, 0x3, "branch-misses"},
+    {0xC6, "cycles_int_masked"},
+    {0xC7, "cycles_int_pending_and_masked"},
+    {0xC8, "hw_int_rx"},
+    {0xC9, "br_taken_retired"},
+    {0xCA, "br_miss_pred_taken_ret"},
+    {0xD0, "inst_decoded"},
+    {0xD2, "partial_rat_stalls"},
+    {0xE0, "br_inst_decoded"},
+    {0xE2, "btb_misses"},
+    {0xE4, "br_bogus"},
+    {0xE6, "baclears"},
+    // 5b: MMX-era events (Pentium II / Celeron / Pentium III). Unit masks ignored.
+    {0xB0, "mmx_instr_exec"},
+    {0xB1, "mmx_sat_instr_exec"},
+    {0xB2, "mmx_uops_exec"},
+    {0xB3, "mmx_instr_type_exec"},
+    {0xCC, "fp_mmx_trans"},
+    {0xCD, "mmx_assist"},
+    {0xCE, "mmx_instr_ret"},
+    {0xD4, "seg_rename_stalls"},
+    {0xD5, "seg_reg_renames"},
+    {0xD6, "ret_seg_renames"},
+    // 5c: SSE (KNI) events, Pentium III. Unit masks ignored.
+    {0x07, "emon_kni_pref_dispatched"},
+    {0x4B, "emon_kni_pref_miss"},
+    {0xD8, "emon_kni_inst_retired"},
+    {0xD9, "emon_kni_comp_inst_ret"},
+};
+// clang-format on
+
+constexpr bool codes_unique() {
+  for (const auto& a : kEvents)
+    for (const auto& b : kEvents)
+      if (&a != &b && a.code == b.code) return false;
+  return true;
+}
+static_assert(codes_unique(), "the P6 signal table lists an event code twice");
+
+const EventSignal* find_event(std::uint64_t code) {
+  const auto* it = std::find_if(std::begin(kEvents), std::end(kEvents),
+                                [code](const EventSignal& e) { return e.code == code; });
+  return it == std::end(kEvents) ? nullptr : it;
+}
+
+// k(name) + k(alias), optionally with a suffix (".m", ".self", ...).
+u128 signal(const Segment& s, const EventSignal& e, std::string_view suffix = {}) {
+  u128 k = s.per_cycle(std::string(e.name) + std::string(suffix));
+  if (!e.alias.empty()) k += s.per_cycle(std::string(e.alias) + std::string(suffix));
+  return k;
+}
+
+// The number of events per cycle of this segment that the event select `sel` on counter
+// `counter` sees. At most 8 * (2^64 - 1): exact in 128 bits.
+u128 events_per_cycle(unsigned counter, std::uint64_t sel, const Segment& s) {
+  const EventSignal* e = find_event(sel & kEventMask);
+  // An event code the table does not know counts nothing [U]. So does an event programmed on
+  // a counter it does not exist on (FLOPS on counter 1, MUL on counter 0) [U]: the datasheet
+  // leaves the result undefined, and zero makes a driver's misplacement visible.
+  if (e == nullptr || (e->counters & (1U << counter)) == 0) return 0;
+  const unsigned umask = static_cast<unsigned>(sel >> kUmaskShift) & 0xFF;
+  switch (e->kind) {
+    case Kind::plain: return signal(s, *e);
+    case Kind::cycles: return s.per_cycle("cycles");
+    case Kind::mesi: {
+      u128 k = 0;
+      if (umask & 0x08) k += signal(s, *e, ".m");
+      if (umask & 0x04) k += signal(s, *e, ".e");
+      if (umask & 0x02) k += signal(s, *e, ".s");
+      if (umask & 0x01) k += signal(s, *e, ".i");
+      return k;
+    }
+    case Kind::self_any: {
+      u128 k = signal(s, *e, ".self");
+      if (umask & 0x20) k += signal(s, *e, ".other");
+      return k;
+    }
+  }
+  return 0;
+}
+
+std::string_view evtsel_name(unsigned i) { return i == 0 ? "PerfEvtSel0" : "PerfEvtSel1"; }
+
+[[noreturn]] void no_such_msr(std::string_view op, std::uint32_t msr) {
+  throw Error(errc::register_fault,
+              fmt::format("#GP: {} of MSR {:#x} not implemented by the P6 PMU model", op, msr));
+}
+
+}  // namespace
+
+P6Device::P6Device(const CpuInfo& /*cpu*/) {}
+
+std::uint64_t P6Device::read(std::uint32_t msr) {
+  switch (msr) {
+    case kPerfCtr0: return ctr_[0];
+    case kPerfCtr1: return ctr_[1];
+    case kPerfEvtSel0: return evtsel_[0];
+    case kPerfEvtSel1: return evtsel_[1];
+    default: no_such_msr("rdmsr", msr);
+  }
+}
+
+void P6Device::write(std::uint32_t msr, std::uint64_t value) {
+  switch (msr) {
+    case kPerfCtr0:
+    case kPerfCtr1: {
+      // Only EAX is stored; bits 39:32 become copies of bit 31 [4]: 0x80000000 -> 0xFF80000000.
+      std::uint64_t v = value & 0xFFFFFFFFULL;
+      if (v & 0x80000000ULL) v |= 0xFF00000000ULL;
+      ctr_[msr - kPerfCtr0] = v;
+      return;
+    }
+    case kPerfEvtSel0:
+    case kPerfEvtSel1: {
+      const unsigned i = msr - kPerfEvtSel0;
+      const std::uint64_t bad = value & (i == 0 ? kReservedSel0 : kReservedSel1);
+      if (bad != 0) {
+        const int bit = std::countr_zero(bad);
+        std::string why = bit >= 32 ? " (bits 63:32 are reserved)"
+                          : bit == 22 ? " (EN exists only in PerfEvtSel0)"
+                                      : "";
+        throw Error(errc::register_fault,
+                    fmt::format("#GP: wrmsr {} (MSR {:#x}) = {:#x}: reserved bit {} set{}",
+                                evtsel_name(i), msr, value, bit, why));
+      }
+      evtsel_[i] = value;
+      // [U] policy: writing the event select starts a new measurement, so the edge detector
+      // forgets the previous condition (the next asserted cycle is an edge).
+      asserted_[i] = false;
+      return;
+    }
+    default: no_such_msr("wrmsr", msr);
+  }
+}
+
+std::uint64_t P6Device::rdpmc(std::uint32_t index) {
+  if (index >= 2) {
+    throw Error(errc::register_fault,
+                fmt::format("#GP: RDPMC with ECX = {:#x}: the P6 has counters 0 and 1 only", index));
+  }
+  if (reader_cpl_ > 0 && !cr4_pce_) {
+    throw Error(errc::register_fault,
+                fmt::format("#GP: RDPMC at CPL {} with CR4.PCE = 0", reader_cpl_));
+  }
+  return ctr_[index];  // EDX = bits 39:32, EAX = bits 31:0 [4]
+}
+
+void P6Device::set_reader_cpl(unsigned cpl) {
+  if (cpl > 3) {
+    throw Error(errc::invalid_argument, fmt::format("CPL {} does not exist (0..3)", cpl));
+  }
+  reader_cpl_ = cpl;
+}
+
+void P6Device::run(const Segment& segment) {
+  if (segment.cycles == 0) return;
+  for (unsigned i = 0; i < 2; ++i) count(i, segment);
+}
+
+// Counter i through one segment of N identical cycles, in closed form.
+void P6Device::count(unsigned i, const Segment& segment) {
+  const std::uint64_t sel = evtsel_[i];
+  // Enable rule [3]: the global EN in PerfEvtSel0, and this counter's USR (CPL 1-3; the workload's
+  // user mode is CPL 3) or OS (CPL 0) bit for the segment's mode.
+  if ((evtsel_[0] & kEn) == 0) return;
+  if ((sel & (segment.mode == Mode::user ? kUsr : kOs)) == 0) return;
+
+  const std::uint64_t n = segment.cycles;
+  const u128 k = events_per_cycle(i, sel, segment);
+  const unsigned cmask = static_cast<unsigned>(sel >> kCmaskShift) & 0xFF;
+  // The per-cycle condition: CMASK = 0 has none of its own (INV is ignored [3]); for the edge
+  // detector it is "at least one event this cycle" ([I], inferred).
+  const bool holds = cmask == 0 ? k > 0 : ((sel & kInv) ? k < cmask : k >= cmask);
+
+  // This segment adds n_times * per_time events.
+  u128 per_time = k;
+  std::uint64_t n_times = n;
+  if (sel & kEdge) {
+    // E counts deasserted->asserted transitions [3]. The condition is constant over the
+    // segment, so there is at most one edge, at its first cycle, and only if the condition did
+    // not hold in the previous cycle this counter counted. [U] policy: that state is kept per
+    // counter, updated only in cycles the counter counts (a cycle filtered out by USR/OS or EN
+    // neither asserts nor deasserts), and cleared when the event select is written.
+    per_time = 1;
+    n_times = (holds && !asserted_[i]) ? 1 : 0;
+  } else if (cmask != 0) {
+    per_time = 1;              // 1 per cycle that satisfies the comparison [3]
+    n_times = holds ? n : 0;
+  }
+  asserted_[i] = holds;
+
+  // value + n_times * per_time, modulo 2^40, and the number of wraps, without loops: split
+  // per_time (< 2^67) at bit 40 so every product fits in 128 bits.
+  const u128 lo = static_cast<u128>(ctr_[i]) + static_cast<u128>(n_times) * (per_time & kCounterMask);
+  const u128 wraps = static_cast<u128>(n_times) * (per_time >> kWidth) + (lo >> kWidth);
+  ctr_[i] = static_cast<std::uint64_t>(lo & kCounterMask);
+  // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].
+  if ((sel & kInt) && wraps != 0) {
+    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+    const u128 total = static_cast<u128>(interrupts_) + wraps;
+    interrupts_ = total > kMax ? kMax : static_cast<std::uint64_t>(total);
+  }
+}
+
+}  // namespace pmc::sim

@@ -1,0 +1,228 @@
+// The Activity workload format (docs/workload-format.md): run-length segments of simulated CPU
+// activity, read from TOML into plain value types. Every error names file:line:column.
+#include <pmc/sim/workload.hpp>
+
+#include <pmc/error.hpp>
+
+#include "toml_util.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pmc::sim {
+
+namespace {
+
+using detail::fail_at;
+using detail::node_of;
+
+constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
+
+// The implicit signal: one per unhalted cycle. Workloads may not set it.
+constexpr std::string_view kCycles = "cycles";
+
+// a * b, or nullopt when the product does not fit in 64 bits.
+std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b) {
+  if (a != 0 && b > kMax64 / a) return std::nullopt;
+  return a * b;
+}
+
+std::optional<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b) {
+  if (b > kMax64 - a) return std::nullopt;
+  return a + b;
+}
+
+// A required-or-optional integer key that must lie in [min, max].
+std::optional<std::int64_t> get_ranged(const toml::table& t, std::string_view key, std::int64_t min,
+                                       std::int64_t max, bool required, std::string_view range) {
+  auto v = detail::get_int(t, key, required);
+  if (v && (*v < min || *v > max)) {
+    fail_at(node_of(t, key), errc::invalid_argument,
+            fmt::format("'{}' must be {}, not {}", key, range, *v));
+  }
+  return v;
+}
+
+Mode parse_mode(const toml::table& seg) {
+  auto mode = detail::get_string(seg, "mode");
+  if (!mode || *mode == "user") return Mode::user;
+  if (*mode == "kernel") return Mode::kernel;
+  fail_at(node_of(seg, "mode"), errc::invalid_argument,
+          fmt::format("unknown mode '{}' (expected \"user\" or \"kernel\")", *mode));
+}
+
+void parse_signals(const toml::table& seg, Segment& out) {
+  const toml::node* node = seg.get("signals");
+  if (!node) return;
+  if (!node->is_table()) {
+    fail_at(*node, errc::invalid_argument,
+            fmt::format("'signals' must be a table, not {}", detail::type_name(node->type())));
+  }
+  for (const auto& [key, value] : *node->as_table()) {
+    const std::string_view name = key.str();
+    if (name.empty()) fail_at(key.source(), errc::invalid_argument, "empty signal name");
+    if (name == kCycles) {
+      fail_at(key.source(), errc::invalid_argument,
+              "signal 'cycles' is implicit (1 per unhalted cycle) and cannot be set");
+    }
+    if (!value.is_integer()) {
+      fail_at(value, errc::invalid_argument,
+              fmt::format("signal '{}' must be an integer (occurrences per cycle), not {}", name,
+                          detail::type_name(value.type())));
+    }
+    const std::int64_t k = value.as_integer()->get();
+    if (k < 0) {
+      fail_at(value, errc::invalid_argument,
+              fmt::format("signal '{}' must be >= 0 occurrences per cycle, not {}", name, k));
+    }
+    out.signals.emplace(std::string(name), static_cast<std::uint64_t>(k));
+  }
+}
+
+// One [[segment]] table; appends it (repeat times) to `out`.
+void parse_segment(const toml::table& seg, std::vector<Segment>& out) {
+  detail::check_keys(seg, {"cycles", "mode", "repeat", "halted", "ipl", "pc", "signals"},
+                     "[[segment]]");
+  constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+  Segment s;
+  s.cycles = static_cast<std::uint64_t>(*get_ranged(seg, "cycles", 1, kInt64Max, true, "> 0"));
+  s.mode = parse_mode(seg);
+  s.halted = detail::get_bool(seg, "halted").value_or(false);
+  s.ipl = static_cast<unsigned>(get_ranged(seg, "ipl", 0, 8, false, "0..8").value_or(0));
+  if (auto pc = detail::get_ints(seg, "pc")) {
+    const toml::node& where = node_of(seg, "pc");
+    if (pc->size() != 2) {
+      fail_at(where, errc::invalid_argument,
+              fmt::format("'pc' must be [begin, end], not an array of {} values", pc->size()));
+    }
+    if ((*pc)[0] < 0 || (*pc)[1] < 0 || (*pc)[0] >= (*pc)[1]) {
+      fail_at(where, errc::invalid_argument,
+              fmt::format("'pc' must be [begin, end) with 0 <= begin < end, not [{:#x}, {:#x}]",
+                          (*pc)[0], (*pc)[1]));
+    }
+    s.pc_begin = static_cast<std::uint64_t>((*pc)[0]);
+    s.pc_end = static_cast<std::uint64_t>((*pc)[1]);
+  }
+  parse_signals(seg, s);
+
+  const auto repeat =
+      static_cast<std::uint64_t>(get_ranged(seg, "repeat", 1, kInt64Max, false, ">= 1").value_or(1));
+  const auto total = checked_mul(s.cycles, repeat);
+  if (!total) {
+    fail_at(node_of(seg, "repeat"), errc::invalid_argument,
+            fmt::format("repeat {} x cycles {} overflows 64 bits", repeat, s.cycles));
+  }
+  if (s.pc_begin == s.pc_end) {
+    // Identical segments back to back are indistinguishable from one long segment under every
+    // counting rule (per-cycle conditions are constant, an edge detector sees no new edge at the
+    // joins), so a repeat is stored as one segment of repeat * cycles: a repeat of 10^12 costs
+    // nothing.
+    s.cycles = *total;
+    out.push_back(std::move(s));
+    return;
+  }
+  // With a PC range each occurrence walks the range again, so keep the occurrences apart.
+  constexpr std::uint64_t kMaxExpanded = 1u << 16;
+  if (repeat > kMaxExpanded) {
+    fail_at(node_of(seg, "repeat"), errc::invalid_argument,
+            fmt::format("repeat {} of a segment with a 'pc' range is more than {} (raise 'cycles' "
+                        "instead)",
+                        repeat, kMaxExpanded));
+  }
+  for (std::uint64_t i = 1; i < repeat; ++i) out.push_back(s);
+  out.push_back(std::move(s));
+}
+
+// Refuses workloads whose totals (cycles, or any signal over the whole run) exceed 64 bits:
+// a 64-bit count could not hold them.
+void check_totals(const toml::table& root, const Workload& w) {
+  std::uint64_t cycles = 0;
+  std::map<std::string_view, std::uint64_t> totals;
+  for (const auto& s : w.segments) {
+    auto c = checked_add(cycles, s.cycles);
+    if (!c) detail::fail_at(root, errc::invalid_argument, "total cycles exceed 2^64 - 1");
+    cycles = *c;
+    for (const auto& [name, k] : s.signals) {
+      auto add = checked_mul(s.cycles, k);
+      auto sum = add ? checked_add(totals[name], *add) : std::nullopt;
+      if (!sum) {
+        detail::fail_at(root, errc::invalid_argument,
+                        fmt::format("total of signal '{}' exceeds 2^64 - 1", name));
+      }
+      totals[name] = *sum;
+    }
+  }
+}
+
+Workload from_table(const toml::table& root, const std::string& source) {
+  detail::check_keys(root, {"name", "description", "segment"}, "the workload");
+  Workload w;
+  w.source = source;
+  w.name = detail::get_string(root, "name").value_or(std::filesystem::path(source).stem().string());
+  w.description = detail::get_string(root, "description").value_or("");
+
+  const toml::node* segs = root.get("segment");
+  if (!segs) fail_at(root, errc::invalid_argument, "no [[segment]]: a workload needs at least one");
+  const toml::array* arr = segs->as_array();
+  if (arr && arr->empty()) {
+    fail_at(*segs, errc::invalid_argument, "no [[segment]]: a workload needs at least one");
+  }
+  if (!arr || !arr->is_array_of_tables()) {
+    fail_at(*segs, errc::invalid_argument,
+            "'segment' must be an array of tables: write each one as [[segment]]");
+  }
+  for (const auto& seg : *arr) parse_segment(*seg.as_table(), w.segments);
+  check_totals(root, w);
+  return w;
+}
+
+}  // namespace
+
+std::uint64_t Segment::per_cycle(std::string_view signal) const {
+  if (signal == kCycles) return halted ? 0 : 1;
+  auto it = signals.find(signal);
+  return it == signals.end() ? 0 : it->second;
+}
+
+std::uint64_t Workload::total_cycles() const {
+  std::uint64_t sum = 0;
+  for (const auto& s : segments) {
+    auto next = checked_add(sum, s.cycles);
+    if (!next) {
+      throw Error(errc::invalid_argument,
+                  fmt::format("workload '{}': total cycles exceed 2^64 - 1", name));
+    }
+    sum = *next;
+  }
+  return sum;
+}
+
+std::uint64_t Workload::total(std::string_view signal) const {
+  std::uint64_t sum = 0;
+  for (const auto& s : segments) {
+    auto add = checked_mul(s.cycles, s.per_cycle(signal));
+    auto next = add ? checked_add(sum, *add) : std::nullopt;
+    if (!next) {
+      throw Error(errc::invalid_argument,
+                  fmt::format("workload '{}': total of signal '{}' exceeds 2^64 - 1", name, signal));
+    }
+    sum = *next;
+  }
+  return sum;
+}
+
+Workload parse_workload(std::string_view toml, const std::string& name) {
+  return from_table(detail::parse_toml_string(toml, name), name);
+}
+
+Workload load_workload(const std::filesystem::path& file) {
+  return from_table(detail::parse_toml_file(file), file.string());
+}
+
+}  // namespace pmc::sim

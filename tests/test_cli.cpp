@@ -1,0 +1,608 @@
+#define BOOST_TEST_MODULE cli
+#include <boost/test/unit_test.hpp>
+
+// The `pmc` command as a user runs it: the built PMC_BIN_DIR/pmc as a child process with its
+// own environment (HOME, XDG_CONFIG_HOME and PMC_CONFIG pointed at a temporary directory, so
+// the developer's real config never leaks in), checking exit status, stdout and stderr
+// separately. Errors are one line on stderr; exit 2 for usage, 1 for everything else.
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kPmc = fs::path(PMC_BIN_DIR) / "pmc";
+
+// ---------------------------------------------------------------------------------------------
+// A child process with captured stdout, stderr and exit status.
+
+struct Result {
+  int status = -1;   // exit status, or -signal
+  std::string out;
+  std::string err;
+  std::string command;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "`" << r.command << "` exited " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spit(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "pmc-test-cli-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+using Env = std::map<std::string, std::optional<std::string>>;  // nullopt = unset
+
+// Runs exe with args and exactly the environment env (no variable of ours leaks in), in cwd.
+Result run(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& scratch,
+           const fs::path& cwd = {}) {
+  Result r;
+  r.command = exe.string();
+  std::vector<std::string> argv_s{exe.string()};
+  for (const auto& a : args) {
+    argv_s.push_back(a);
+    r.command += " " + a;
+  }
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (const auto& [k, v] : env)
+    if (v) env_s.push_back(k + "=" + *v);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const fs::path out_file = scratch / "child.stdout";
+  const fs::path err_file = scratch / "child.stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    r.err = std::string("posix_spawn failed: ") + std::strerror(rc);
+    return r;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
+  r.out = slurp(out_file);
+  r.err = slurp(err_file);
+  return r;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// stderr holds exactly one non-empty line.
+bool one_line(const std::string& err) {
+  return err.size() > 1 && err.back() == '\n' && err.find('\n') == err.size() - 1;
+}
+
+// A JSON document, or a null with the parse error reported.
+json parse_json(const Result& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const json::exception& e) {
+    BOOST_ERROR("stdout is not JSON (" << e.what() << "): " << r);
+    return json();
+  }
+}
+
+// "file:line:column" -> file.
+std::string source_file(const std::string& source) {
+  static const std::regex pos(R"(^(.*):([0-9]+):([0-9]+)$)");
+  std::smatch m;
+  if (std::regex_match(source, m, pos)) return m[1].str();
+  return source;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+const json* find_by(const json& array, const char* key, const std::string& value) {
+  if (!array.is_array()) return nullptr;
+  for (const auto& e : array)
+    if (e.is_object() && e.contains(key) && e[key] == value) return &e;
+  return nullptr;
+}
+
+// Each test gets a scratch directory holding an empty HOME and XDG_CONFIG_HOME; PMC_CONFIG unset.
+struct Cli {
+  TempDir tmp;
+  fs::path home = tmp.path() / "home";
+  fs::path xdg = tmp.path() / "xdg";
+  Env env;
+
+  Cli() {
+    fs::create_directories(home);
+    fs::create_directories(xdg);
+    const char* path = std::getenv("PATH");
+    env["PATH"] = path ? path : "/usr/bin:/bin";
+    env["HOME"] = home.string();
+    env["XDG_CONFIG_HOME"] = xdg.string();
+    env["LC_ALL"] = "C";
+  }
+
+  Result pmc(const std::vector<std::string>& args) { return run(kPmc, args, env, tmp.path()); }
+
+  // Expects exit 1 and one line on stderr that contains every word.
+  Result fails(const std::vector<std::string>& args, const std::vector<std::string>& words, int status = 1) {
+    Result r = pmc(args);
+    BOOST_TEST(r.status == status, r);
+    BOOST_TEST(one_line(r.err), r);
+    BOOST_TEST(r.err.rfind("pmc: ", 0) == 0u, r);
+    for (const auto& w : words) BOOST_TEST(contains(r.err, w), "stderr lacks '" << w << "': " << r);
+    return r;
+  }
+};
+
+const std::vector<std::string> kP3 = {"--cpuid-dump", "pentium-iii"};
+
+std::vector<std::string> args(std::initializer_list<std::vector<std::string>> parts) {
+  std::vector<std::string> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_usage)
+
+BOOST_FIXTURE_TEST_CASE(no_subcommand, Cli) {
+  Result r = fails({}, {"subcommand"}, 2);
+  BOOST_TEST(r.out.empty(), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_option, Cli) {
+  fails({"--bogus-option"}, {}, 2);
+  fails({"--bogus-option", "probe"}, {"--bogus-option"}, 2);
+  Result r = fails({"probe", "--bogus-option"}, {"--bogus-option"}, 2);
+  BOOST_TEST(r.out.empty(), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_subcommand, Cli) { fails({"frobnicate"}, {"frobnicate"}, 2); }
+
+BOOST_FIXTURE_TEST_CASE(help_is_not_an_error, Cli) {
+  Result r = pmc({"--help"});
+  BOOST_TEST(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "probe"), r);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_probe)
+
+BOOST_FIXTURE_TEST_CASE(native, Cli) {
+  Result r = pmc({"probe", "--json"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  BOOST_REQUIRE(j.is_object());
+  for (const char* key : {"cpu", "backend", "pmu", "candidates", "config"})
+    BOOST_TEST(j.contains(key), "missing key " << key << ": " << r.out);
+  for (const char* key : {"vendor", "family", "model", "stepping"})
+    BOOST_TEST(j["cpu"].contains(key), "missing cpu." << key << ": " << r.out);
+  BOOST_TEST(j["cpu"]["vendor"].is_string());
+  BOOST_TEST(j["cpu"]["family"].is_number_integer());
+  BOOST_TEST(j["cpu"]["model"].is_number_integer());
+  BOOST_TEST(j["cpu"]["stepping"].is_number_integer());
+  BOOST_REQUIRE(j["candidates"].is_array());
+  for (const auto& c : j["candidates"]) {
+    BOOST_TEST(c.contains("backend"));
+    BOOST_TEST(c["score"].is_number_integer());
+    BOOST_TEST((c["reason"].is_string() && !c["reason"].get<std::string>().empty()), c.dump());
+  }
+  const json* p6 = find_by(j["candidates"], "backend", "p6");
+  BOOST_REQUIRE_MESSAGE(p6, "no p6 candidate: " << r.out);
+  BOOST_TEST(j["config"]["found_by"] == "built-in defaults", r.out);
+  BOOST_TEST(j["config"]["file"].is_null(), r.out);
+
+  // This project's machines are AMD KVM guests without a PMU: nothing matches, and p6 says why.
+  if (j["cpu"]["vendor"] != "GenuineIntel") {
+    BOOST_TEST(j["backend"].is_null(), r.out);
+    BOOST_TEST(j["pmu"].is_null(), r.out);
+    BOOST_TEST((*p6)["score"] == 0, r.out);
+    BOOST_TEST(contains((*p6)["reason"].get<std::string>(), "GenuineIntel"), r.out);
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(pentium_iii_dump, Cli) {
+  Result r = pmc(args({{"probe"}, kP3, {"--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  BOOST_TEST(j["backend"] == "p6", r.out);
+  BOOST_TEST(j["cpu"]["vendor"] == "GenuineIntel");
+  BOOST_TEST(j["cpu"]["family"] == 6);
+  BOOST_TEST(j["cpu"]["model"] == 8);
+  BOOST_TEST(j["cpu"]["stepping"] == 3);
+  const json& counters = j["pmu"]["counters"];
+  BOOST_REQUIRE_MESSAGE(counters.is_array() && counters.size() == 2, r.out);
+  for (unsigned i = 0; i < 2; ++i) {
+    BOOST_TEST(counters[i]["kind"] == "general", counters[i].dump());
+    BOOST_TEST(counters[i]["index"] == i, counters[i].dump());
+    BOOST_TEST(counters[i]["width"] == 40, counters[i].dump());
+  }
+  const json* p6 = find_by(j["candidates"], "backend", "p6");
+  BOOST_REQUIRE(p6);
+  BOOST_TEST((*p6)["score"].get<int>() > 0);
+  BOOST_TEST(contains((*p6)["reason"].get<std::string>(), "Pentium III"), r.out);
+  BOOST_TEST(j["config"]["origin"]["cpu"] == "command line (--cpuid-dump)", r.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_encode)
+
+BOOST_FIXTURE_TEST_CASE(three_events_one_bad, Cli) {
+  Result r = pmc(args({{"encode"}, kP3, {"--json", "INST_RETIRED", "L2_LD:M:E", "BOGUS"}}));
+  BOOST_TEST(r.status == 1, r);
+  json j = parse_json(r);
+  BOOST_REQUIRE_MESSAGE(j.is_array() && j.size() == 3, r.out);
+  BOOST_TEST(j[0]["event"] == "INST_RETIRED");
+  BOOST_TEST(j[0]["config"] == "0x300C0", j[0].dump());
+  BOOST_TEST(j[0]["counters"] == json::array({0, 1}), j[0].dump());
+  BOOST_TEST((j[0].contains("fixed") && j[0]["fixed"].is_null()), j[0].dump());
+  BOOST_TEST(!j[0].contains("error"));
+  BOOST_TEST(j[1]["event"] == "L2_LD:M:E");
+  BOOST_TEST(j[1]["config"] == "0x30C29", j[1].dump());
+  BOOST_TEST(!j[1].contains("error"));
+  BOOST_TEST(j[2]["event"] == "BOGUS");
+  BOOST_REQUIRE(j[2].contains("error"));
+  BOOST_TEST(contains(j[2]["error"].get<std::string>(), "BOGUS"), j[2].dump());
+  BOOST_TEST(!j[2].contains("config"));
+}
+
+BOOST_FIXTURE_TEST_CASE(counter_constraint, Cli) {
+  Result r = pmc(args({{"encode"}, kP3, {"--json", "FLOPS"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  BOOST_REQUIRE(j.is_array() && j.size() == 1);
+  BOOST_TEST(j[0]["counters"] == json::array({0}), r.out);
+}
+
+BOOST_FIXTURE_TEST_CASE(text_error_is_one_line, Cli) {
+  Result r = pmc(args({{"encode"}, kP3, {"BOGUS"}}));
+  BOOST_TEST(r.status == 1, r);
+  BOOST_TEST(one_line(r.err), r);
+  BOOST_TEST(contains(r.err, "BOGUS"), r);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_list)
+
+BOOST_FIXTURE_TEST_CASE(builtin_catalog, Cli) {
+  Result r = pmc(args({{"list"}, kP3, {"--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  const json* inst = find_by(j, "name", "INST_RETIRED");
+  BOOST_REQUIRE_MESSAGE(inst, "no INST_RETIRED in pmc list");
+  const std::string src = (*inst)["source"].get<std::string>();
+  BOOST_TEST(ends_with(source_file(src), "p6.toml"), src);
+  BOOST_TEST(src != source_file(src), "source has no line:column: " << src);
+}
+
+BOOST_FIXTURE_TEST_CASE(user_events_file_adds_and_overrides, Cli) {
+  const fs::path events = tmp.path() / "my-events" / "extra.toml";
+  spit(events, R"(# user additions for the P6
+backend = "p6"
+modifiers = ["u", "k", "e", "i", "c"]
+
+[[event]]
+name = "INST_RETIRED"
+code = 0xC0
+generic = "instructions"
+desc = "Overridden by test_cli: instructions retired."
+
+[[event]]
+name = "TEST_CLI_EVENT"
+code = 0x2E
+desc = "An event added by test_cli."
+)");
+  const fs::path config = tmp.path() / "config.toml";
+  spit(config, "backend = \"p6\"\nevents_path = [\"" + events.string() + "\"]\n");
+  Result r = pmc(args({{"--config", config.string(), "list"}, kP3, {"--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+
+  const json* inst = find_by(j, "name", "INST_RETIRED");
+  BOOST_REQUIRE(inst);
+  BOOST_TEST((*inst)["desc"] == "Overridden by test_cli: instructions retired.", inst->dump());
+  BOOST_TEST(source_file((*inst)["source"].get<std::string>()) == events.string(), inst->dump());
+
+  const json* added = find_by(j, "name", "TEST_CLI_EVENT");
+  BOOST_REQUIRE_MESSAGE(added, "the user event is missing");
+  BOOST_TEST((*added)["code"] == "0x2E", added->dump());
+  BOOST_TEST(source_file((*added)["source"].get<std::string>()) == events.string(), added->dump());
+
+  // The others still come from the built-in table, and each name appears once.
+  const json* flops = find_by(j, "name", "FLOPS");
+  BOOST_REQUIRE(flops);
+  BOOST_TEST(ends_with(source_file((*flops)["source"].get<std::string>()), "p6.toml"), flops->dump());
+  unsigned n = 0;
+  for (const auto& e : j)
+    if (e["name"] == "INST_RETIRED") ++n;
+  BOOST_TEST(n == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_stat)
+
+namespace {
+
+// The bundled workload: the source copy, else the build tree's (installed layout) copy.
+fs::path demo_workload() {
+  for (const fs::path& p : {fs::path(PMC_SOURCE_DIR) / "examples" / "workloads" / "p6-demo.toml",
+                            fs::path(PMC_DATA_DIR) / "workloads" / "p6-demo.toml"})
+    if (fs::exists(p)) return p;
+  return {};
+}
+
+struct Expected {
+  std::uint64_t unhalted_cycles = 0;
+  std::uint64_t all_cycles = 0;
+  std::uint64_t instructions = 0;
+};
+
+// Totals implied by the workload file (docs/workload-format.md): each segment lasts
+// cycles * repeat; CPU_CLK_UNHALTED advances only in segments that are not halted; a signal
+// occurs `value` times per cycle.
+Expected expected_from(const fs::path& file) {
+  Expected e;
+  toml::table doc = toml::parse_file(file.string());
+  const toml::array* segments = doc["segment"].as_array();
+  BOOST_REQUIRE_MESSAGE(segments, file << " has no [[segment]]");
+  for (const auto& node : *segments) {
+    const toml::table& seg = *node.as_table();
+    const auto cycles = static_cast<std::uint64_t>(seg["cycles"].value_or<std::int64_t>(0));
+    const auto repeat = static_cast<std::uint64_t>(seg["repeat"].value_or<std::int64_t>(1));
+    const bool halted = seg["halted"].value_or(false);
+    const auto insn = static_cast<std::uint64_t>(seg["signals"]["instructions"].value_or<std::int64_t>(0));
+    e.all_cycles += cycles * repeat;
+    if (!halted) e.unhalted_cycles += cycles * repeat;
+    e.instructions += insn * cycles * repeat;
+  }
+  return e;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(demo_workload_counts, Cli) {
+  const fs::path file = demo_workload();
+  BOOST_REQUIRE_MESSAGE(!file.empty(), "examples/workloads/p6-demo.toml is missing");
+  const Expected want = expected_from(file);
+  BOOST_TEST_MESSAGE("expected cycles " << want.unhalted_cycles << ", instructions " << want.instructions);
+  BOOST_REQUIRE(want.instructions > 0);
+
+  Result r = pmc(args({{"stat"}, kP3, {"--workload", "p6-demo", "--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  BOOST_TEST(j["backend"] == "p6", r.out);
+  BOOST_TEST(j["cycles"] == want.all_cycles, r.out);
+  const json* cycles = find_by(j["counters"], "event", "cycles");
+  const json* insn = find_by(j["counters"], "event", "instructions");
+  BOOST_REQUIRE_MESSAGE(cycles, "no 'cycles' counter: " << r.out);
+  BOOST_REQUIRE_MESSAGE(insn, "no 'instructions' counter: " << r.out);
+  BOOST_TEST((*cycles)["value"] == want.unhalted_cycles, cycles->dump());
+  BOOST_TEST((*insn)["value"] == want.instructions, insn->dump());
+  BOOST_TEST(j["counters"].size() == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(missing_workload_file, Cli) {
+  const std::string file = (tmp.path() / "no-such-workload.toml").string();
+  fails(args({{"stat"}, kP3, {"--workload", file}}), {file});
+}
+
+BOOST_FIXTURE_TEST_CASE(malformed_workload, Cli) {
+  const fs::path file = tmp.path() / "broken.toml";
+  spit(file, "name = \"broken\"\n[[segment]\ncycles = 10\n");
+  fails(args({{"stat"}, kP3, {"--workload", file.string()}}), {file.string() + ":2:"});
+}
+
+BOOST_FIXTURE_TEST_CASE(invalid_workload_value, Cli) {
+  const fs::path file = tmp.path() / "invalid.toml";
+  spit(file, "name = \"invalid\"\n[[segment]]\ncycles = 10\nmode = \"sideways\"\n");
+  fails(args({{"stat"}, kP3, {"--workload", file.string()}}), {file.string() + ":4:8:", "sideways"});
+}
+
+BOOST_FIXTURE_TEST_CASE(unknown_event, Cli) {
+  Result r = fails(args({{"stat"}, kP3, {"--workload", "p6-demo", "-e", "instructions,NO_SUCH_EVENT"}}),
+                   {"NO_SUCH_EVENT"});
+  BOOST_TEST(r.out.empty(), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(impossible_assignment, Cli) {
+  // MUL and DIV both count on counter 1 only.
+  Result r = fails(args({{"stat"}, kP3, {"--workload", "p6-demo", "-e", "MUL,DIV"}}), {"MUL", "DIV"});
+  BOOST_TEST(r.out.empty(), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(empty_event_list_entry, Cli) {
+  fails(args({{"stat"}, kP3, {"--workload", "p6-demo", "-e", "instructions,,cycles"}}), {"instructions,,cycles"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_config)
+
+namespace {
+
+// A config file that only says where it is (through access, which probe reports).
+void write_config(const fs::path& file, const std::string& access) { spit(file, "access = \"" + access + "\"\n"); }
+
+json probe_config(Cli& cli, const std::vector<std::string>& pre = {}) {
+  Result r = cli.pmc(args({pre, {"probe"}, kP3, {"--json"}}));
+  BOOST_TEST(r.status == 0, r);
+  json j = parse_json(r);
+  return j.is_object() ? j["config"] : json();
+}
+
+bool same_file(const json& reported, const fs::path& expected) {
+  if (!reported.is_string()) return false;
+  std::error_code ec;
+  return fs::equivalent(fs::path(reported.get<std::string>()), expected, ec);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(search_order, Cli) {
+  const fs::path explicit_file = tmp.path() / "explicit.toml";
+  const fs::path env_file = tmp.path() / "env.toml";
+  const fs::path xdg_file = xdg / "pmc" / "config.toml";
+  const fs::path home_file = home / ".config" / "pmc" / "config.toml";
+  write_config(explicit_file, "sim");
+  write_config(env_file, "perf");
+  write_config(xdg_file, "msr");
+  write_config(home_file, "sim");
+  env["PMC_CONFIG"] = env_file.string();
+
+  // --config beats everything.
+  json c = probe_config(*this, {"--config", explicit_file.string()});
+  BOOST_TEST(c["found_by"] == "--config", c.dump());
+  BOOST_TEST(same_file(c["file"], explicit_file), c.dump());
+  BOOST_TEST(c["access"] == "sim", c.dump());
+  BOOST_TEST(contains(c["origin"]["access"].get<std::string>(), explicit_file.string() + ":1:10"), c.dump());
+
+  // $PMC_CONFIG beats the user file.
+  c = probe_config(*this);
+  BOOST_TEST(c["found_by"] == "$PMC_CONFIG", c.dump());
+  BOOST_TEST(same_file(c["file"], env_file), c.dump());
+  BOOST_TEST(c["access"] == "perf", c.dump());
+
+  // An empty $PMC_CONFIG counts as unset; $XDG_CONFIG_HOME/pmc/config.toml beats ~/.config.
+  env["PMC_CONFIG"] = "";
+  c = probe_config(*this);
+  BOOST_TEST(c["found_by"] == "$XDG_CONFIG_HOME/pmc/config.toml", c.dump());
+  BOOST_TEST(same_file(c["file"], xdg_file), c.dump());
+  BOOST_TEST(c["access"] == "msr", c.dump());
+
+  // Without $XDG_CONFIG_HOME: $HOME/.config/pmc/config.toml.
+  env["PMC_CONFIG"] = std::nullopt;
+  env["XDG_CONFIG_HOME"] = std::nullopt;
+  c = probe_config(*this);
+  BOOST_TEST(contains(c["found_by"].get<std::string>(), ".config/pmc/config.toml"), c.dump());
+  BOOST_TEST(same_file(c["file"], home_file), c.dump());
+
+  // No file anywhere: built-in defaults (unless this machine has /etc/pmc/config.toml).
+  if (!fs::exists("/etc/pmc/config.toml")) {
+    fs::remove(home_file);
+    c = probe_config(*this);
+    BOOST_TEST(c["found_by"] == "built-in defaults", c.dump());
+    BOOST_TEST(c["file"].is_null(), c.dump());
+    BOOST_TEST(c["access"] == "auto", c.dump());
+    BOOST_TEST(c["backend"] == "auto", c.dump());
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(xdg_set_without_file_does_not_fall_back_to_home, Cli) {
+  // $XDG_CONFIG_HOME set: the XDG base directory spec says ~/.config is not consulted.
+  write_config(home / ".config" / "pmc" / "config.toml", "sim");
+  if (fs::exists("/etc/pmc/config.toml")) return;
+  json c = probe_config(*this);
+  BOOST_TEST(c["found_by"] == "built-in defaults", c.dump());
+}
+
+BOOST_FIXTURE_TEST_CASE(missing_named_config, Cli) {
+  const std::string file = (tmp.path() / "absent.toml").string();
+  fails({"--config", file, "probe"}, {file});
+  env["PMC_CONFIG"] = file;
+  fails({"probe"}, {file, "$PMC_CONFIG"});
+}
+
+BOOST_FIXTURE_TEST_CASE(bad_config_files, Cli) {
+  struct Case {
+    const char* name;
+    const char* text;   // second line of the file; the first is a comment
+    const char* where;  // "line:column"
+    const char* word;
+  };
+  const Case cases[] = {
+      {"unknown-key", "colour = \"blue\"", "2:1", "colour"},
+      {"wrong-type", "access = 3", "2:10", "access"},
+      {"unknown-access", "access = \"turbo\"", "2:10", "turbo"},
+      {"unknown-backend", "backend = \"nosuchbackend\"", "2:11", "nosuchbackend"},
+      {"wrong-array", "plugin_path = \"/usr/lib\"", "2:15", "plugin_path"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.name) {
+      const fs::path file = tmp.path() / (std::string(c.name) + ".toml");
+      spit(file, std::string("# ") + c.name + "\n" + c.text + "\n");
+      const std::string where = file.string() + ":" + c.where + ":";
+      fails({"--config", file.string(), "probe"}, {where, c.word});
+      // The same file found through $PMC_CONFIG says the same.
+      env["PMC_CONFIG"] = file.string();
+      fails({"probe"}, {where, c.word});
+      env["PMC_CONFIG"] = std::nullopt;
+    }
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(malformed_config, Cli) {
+  const fs::path file = tmp.path() / "malformed.toml";
+  spit(file, "backend = \"p6\"\naccess = \n");
+  fails({"--config", file.string(), "probe"}, {file.string() + ":2:"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()

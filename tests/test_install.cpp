@@ -1,0 +1,227 @@
+#define BOOST_TEST_MODULE install
+#include <boost/test/unit_test.hpp>
+
+// The installed tree: `cmake --install <build> --prefix <tmp>` gives a tree that works on its
+// own (the installed pmc finds the installed library, plugins and data, never the build tree's),
+// from any working directory, and still works after the whole prefix is moved elsewhere.
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Layout of the build tree, which mirrors the installed one (bin/, lib/pmchal/plugins, share/pmchal).
+const fs::path kBuild = PMC_BUILD_DIR;
+const fs::path kBinSub = fs::path(PMC_BIN_DIR).lexically_relative(kBuild);
+const fs::path kPluginSub = fs::path(PMC_PLUGIN_DIR).lexically_relative(kBuild);
+const fs::path kDataSub = fs::path(PMC_DATA_DIR).lexically_relative(kBuild);
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+  std::string command;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "`" << r.command << "` exited " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
+}
+
+std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "pmc-test-install-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+using Env = std::map<std::string, std::string>;
+
+// Runs exe with args and exactly the environment env, in cwd; stdout/stderr captured in scratch.
+Result run(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& scratch,
+           const fs::path& cwd) {
+  Result r;
+  r.command = exe.string();
+  std::vector<std::string> argv_s{exe.string()};
+  for (const auto& a : args) {
+    argv_s.push_back(a);
+    r.command += " " + a;
+  }
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (const auto& [k, v] : env) env_s.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const fs::path out_file = scratch / "child.stdout";
+  const fs::path err_file = scratch / "child.stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    r.err = std::string("posix_spawn failed: ") + std::strerror(rc);
+    return r;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
+  r.out = slurp(out_file);
+  r.err = slurp(err_file);
+  return r;
+}
+
+// The first executable `name` on $PATH.
+fs::path on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    fs::path p = fs::path(dir) / name;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return {};
+}
+
+// True when path lies inside dir (both made absolute and normalised; symlinks resolved).
+bool inside(const fs::path& path, const fs::path& dir) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(path, ec);
+  const fs::path d = fs::weakly_canonical(dir, ec);
+  auto rel = p.lexically_relative(d);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+struct Installed {
+  TempDir tmp;
+  fs::path prefix = tmp.path() / "prefix";
+  fs::path home = tmp.path() / "home";
+  fs::path scratch = tmp.path() / "scratch";
+  Env env;
+
+  Installed() {
+    fs::create_directories(home);
+    fs::create_directories(scratch);
+    const char* path = std::getenv("PATH");
+    env["PATH"] = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    env["HOME"] = home.string();
+    env["XDG_CONFIG_HOME"] = (home / ".config").string();
+    env["LC_ALL"] = "C";
+  }
+
+  // Runs the installed pmc probe from / and checks that everything it used lives in `root`.
+  void check_probe(const fs::path& root) {
+    const fs::path pmc = root / kBinSub / "pmc";
+    BOOST_REQUIRE_MESSAGE(fs::exists(pmc), pmc << " was not installed");
+    Result r = run(pmc, {"probe", "--cpuid-dump", "pentium-iii", "--json"}, env, scratch, "/");
+    BOOST_TEST_REQUIRE(r.status == 0, r);
+    json j;
+    try {
+      j = json::parse(r.out);
+    } catch (const json::exception& e) {
+      BOOST_FAIL("stdout is not JSON: " << e.what() << "\n" << r);
+    }
+    BOOST_TEST(j["backend"] == "p6", r.out);
+    BOOST_REQUIRE(j["plugins"].is_array());
+    BOOST_TEST(!j["plugins"].empty(), r.out);
+    bool p6 = false;
+    for (const auto& p : j["plugins"]) {
+      const fs::path file = p["file"].get<std::string>();
+      BOOST_TEST(inside(file, root), file << " is outside the installed tree " << root);
+      BOOST_TEST(!inside(file, kBuild), file << " is in the build tree");
+      BOOST_TEST(p["error"].is_null(), p.dump());
+      if (p["backend"] == "p6") p6 = true;
+    }
+    BOOST_TEST(p6, "p6 plugin not loaded: " << r.out);
+    // The bundled CPUID dump came from the installed data too.
+    const fs::path dump = j["cpu"]["source"].get<std::string>();
+    BOOST_TEST(contains(dump.string(), "pentium-iii"), r.out);
+    BOOST_TEST(inside(dump, root), dump << " is outside " << root);
+
+    // The installed events table and bundled workload work as well.
+    Result s = run(pmc, {"stat", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "--json"}, env, scratch, "/");
+    BOOST_TEST_REQUIRE(s.status == 0, s);
+    json st = json::parse(s.out, nullptr, false);
+    BOOST_REQUIRE(st.is_object());
+    const fs::path workload = st["file"].get<std::string>();
+    BOOST_TEST(inside(workload, root), workload << " is outside " << root);
+    BOOST_TEST(st["counters"].size() == 2u, s.out);
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(install_probe_and_relocate, Installed) {
+  const fs::path cmake = on_path("cmake");
+  BOOST_REQUIRE_MESSAGE(!cmake.empty(), "cmake is not on PATH");
+  Result install = run(cmake, {"--install", kBuild.string(), "--prefix", prefix.string()}, env, scratch, "/");
+  BOOST_TEST_REQUIRE(install.status == 0, install);
+
+  // The tree has the public headers, the events table and the plugin.
+  BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "hal.hpp"));
+  BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "backend.hpp"));
+  BOOST_TEST(fs::is_regular_file(prefix / kDataSub / "events" / "p6.toml"));
+  BOOST_TEST(fs::is_regular_file(prefix / kPluginSub / "libp6.so"));
+  BOOST_TEST(fs::is_regular_file(prefix / kDataSub / "cpuid" / "pentium-iii.txt"));
+  BOOST_TEST(fs::is_regular_file(prefix / kDataSub / "workloads" / "p6-demo.toml"));
+  // The test plugins are not part of the product.
+  for (const auto& e : fs::recursive_directory_iterator(prefix))
+    BOOST_TEST(!contains(e.path().filename().string(), "throwing"), e.path());
+
+  BOOST_TEST_CONTEXT("installed at " << prefix) { check_probe(prefix); }
+
+  // Relocatable: move the whole prefix and run it again.
+  const fs::path moved = tmp.path() / "elsewhere" / "moved-prefix";
+  fs::create_directories(moved.parent_path());
+  fs::rename(prefix, moved);
+  BOOST_REQUIRE(!fs::exists(prefix));
+  BOOST_TEST_CONTEXT("moved to " << moved) { check_probe(moved); }
+}

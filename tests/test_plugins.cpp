@@ -1,0 +1,299 @@
+#define BOOST_TEST_MODULE plugins
+#include <boost/test/unit_test.hpp>
+
+// The plugin contract (shared/design.md "Plugin contract"): a library that fails to load, lacks
+// the descriptor, speaks another ABI, or whose factory fails is one clear error naming the file
+// and what went wrong; the other plugins still load; a config naming the broken backend gets
+// that error; and the library of the chosen backend stays loaded while a session lives.
+//
+// The broken plugins are built by tests/plugins/CMakeLists.txt, one per directory under
+// PMC_TEST_PLUGIN_DIR, and all of them together with the valid "testgood" in mixed/.
+
+#include "plugins.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+#include <pmc/session.hpp>
+#include <pmc/sim/device.hpp>
+#include <pmc/sim/workload.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using pmc::errc;
+
+const fs::path kPlugins = PMC_TEST_PLUGIN_DIR;
+const fs::path kMixed = kPlugins / "mixed";
+
+fs::path case_file(const std::string& name) { return kPlugins / name / ("lib" + name + ".so"); }
+
+// The P6 CPUID dump: data/cpuid/pentium-iii.txt, else any dump of the tests.
+fs::path p3_dump() {
+  fs::path p = fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / "pentium-iii.txt";
+  if (fs::exists(p)) return p;
+  for (const auto& e : fs::directory_iterator(fs::path(PMC_TEST_DATA) / "cpuid")) return e.path();
+  return p;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Loads one case alone and checks the one-line error names the file and says what went wrong.
+void expect_broken(const std::string& name, const std::vector<std::string>& words) {
+  const fs::path file = case_file(name);
+  BOOST_TEST_CONTEXT("plugin " << file) {
+    BOOST_REQUIRE(fs::exists(file));
+    pmc::detail::PluginLoad p = pmc::detail::load_plugin(file);
+    BOOST_TEST(!p.loaded);
+    BOOST_TEST(p.status.file == file);
+    BOOST_TEST(p.status.backend.empty());
+    const std::string& error = p.status.error;
+    BOOST_TEST_MESSAGE(name << ": " << error);
+    BOOST_TEST(!error.empty());
+    BOOST_TEST(contains(error, file.string()), "error does not name the file: " << error);
+    BOOST_TEST(!contains(error, "\n"), "error is more than one line: " << error);
+    for (const auto& w : words) BOOST_TEST(contains(error, w), "error lacks '" << w << "': " << error);
+  }
+}
+
+const std::vector<std::string> kBrokenCases = {"unloadable", "noexport", "abi2",   "throwing",
+                                               "nullfactory", "small",  "garbage"};
+
+const pmc::PluginStatus* status_of(const pmc::Hal& hal, const fs::path& file) {
+  for (const auto& s : hal.plugins())
+    if (s.file == file) return &s;
+  return nullptr;
+}
+
+const pmc::PluginStatus* loaded_backend(const pmc::Hal& hal, const std::string& backend) {
+  for (const auto& s : hal.plugins())
+    if (s.backend == backend && s.error.empty()) return &s;
+  return nullptr;
+}
+
+pmc::Config mixed_config() {
+  pmc::Config cfg;
+  cfg.plugin_path = {kMixed};
+  cfg.cpu = p3_dump().string();
+  return cfg;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(load_one)
+
+BOOST_AUTO_TEST_CASE(undefined_symbol_fails_to_load) {
+  expect_broken("unloadable", {"cannot load", "undefined symbol: pmc_test_missing_symbol"});
+}
+
+BOOST_AUTO_TEST_CASE(no_descriptor) { expect_broken("noexport", {"exports no 'pmc_backend_v1'"}); }
+
+BOOST_AUTO_TEST_CASE(other_abi_major) { expect_broken("abi2", {"ABI 2.", "ABI 1."}); }
+
+BOOST_AUTO_TEST_CASE(factory_throws) { expect_broken("throwing", {"'throwing'", "threw", "deliberate failure"}); }
+
+BOOST_AUTO_TEST_CASE(factory_returns_null) { expect_broken("nullfactory", {"'nullfactory'", "returned no backend"}); }
+
+BOOST_AUTO_TEST_CASE(descriptor_too_small) {
+  expect_broken("small", {std::to_string(2 * sizeof(std::uint32_t)) + " bytes", "smaller than",
+                          std::to_string(sizeof(pmc::pmc_backend_descriptor))});
+}
+
+BOOST_AUTO_TEST_CASE(not_an_elf_file) { expect_broken("garbage", {"cannot load", "invalid ELF header"}); }
+
+BOOST_AUTO_TEST_CASE(missing_file) {
+  const fs::path file = kPlugins / "no-such-dir" / "libnothing.so";
+  pmc::detail::PluginLoad p = pmc::detail::load_plugin(file);
+  BOOST_TEST(!p.loaded);
+  BOOST_TEST(contains(p.status.error, file.string()), p.status.error);
+  BOOST_TEST(contains(p.status.error, "cannot load"), p.status.error);
+}
+
+BOOST_AUTO_TEST_CASE(good_backend_loads) {
+  pmc::detail::PluginLoad p = pmc::detail::load_plugin(case_file("testgood"));
+  BOOST_REQUIRE(p.loaded);
+  BOOST_TEST(p.status.error.empty(), p.status.error);
+  BOOST_TEST(p.status.backend == "testgood");
+  BOOST_TEST(p.loaded->backend->name() == "testgood");
+  BOOST_TEST(p.loaded->file == case_file("testgood").string());
+}
+
+BOOST_AUTO_TEST_CASE(each_case_is_alone_in_its_directory) {
+  for (const auto& name : kBrokenCases) {
+    std::vector<pmc::detail::PluginLoad> all = pmc::detail::load_plugins({kPlugins / name});
+    BOOST_TEST_CONTEXT(name) {
+      BOOST_TEST(all.size() == 1u);
+      for (const auto& p : all) BOOST_TEST(!p.status.error.empty());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(directory)
+
+BOOST_AUTO_TEST_CASE(mixed_directory_reports_each_broken_one_and_loads_the_rest) {
+  std::vector<pmc::detail::PluginLoad> all = pmc::detail::load_plugins({kMixed});
+  BOOST_TEST(all.size() == kBrokenCases.size() + 1);
+  unsigned loaded = 0;
+  for (const auto& p : all) {
+    if (p.loaded) {
+      ++loaded;
+      BOOST_TEST(p.status.backend == "testgood");
+    } else {
+      BOOST_TEST(contains(p.status.error, p.status.file.string()), p.status.error);
+    }
+  }
+  BOOST_TEST(loaded == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(missing_directory_is_reported) {
+  const fs::path dir = kPlugins / "no-such-dir";
+  std::vector<pmc::detail::PluginLoad> all = pmc::detail::load_plugins({dir});
+  BOOST_REQUIRE(all.size() == 1u);
+  BOOST_TEST(!all[0].loaded);
+  BOOST_TEST(contains(all[0].status.error, dir.string()), all[0].status.error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(hal)
+
+BOOST_AUTO_TEST_CASE(open_with_broken_plugins_still_chooses_p6) {
+  pmc::Hal hal = pmc::Hal::open(mixed_config());
+  BOOST_REQUIRE(hal.backend());
+  BOOST_TEST(hal.backend()->name() == "p6");
+
+  const pmc::PluginStatus* good = loaded_backend(hal, "testgood");
+  BOOST_REQUIRE(good);
+  BOOST_TEST(good->file == kMixed / "libtestgood.so");
+  const pmc::PluginStatus* p6 = loaded_backend(hal, "p6");
+  BOOST_REQUIRE(p6);
+  BOOST_TEST(p6->file.parent_path() == fs::path(PMC_PLUGIN_DIR));
+
+  for (const auto& name : kBrokenCases) {
+    const fs::path file = kMixed / ("lib" + name + ".so");
+    BOOST_TEST_CONTEXT(file) {
+      const pmc::PluginStatus* s = status_of(hal, file);
+      BOOST_REQUIRE(s);
+      BOOST_TEST(s->backend.empty());
+      BOOST_TEST(!s->error.empty());
+      BOOST_TEST(contains(s->error, file.string()), s->error);
+    }
+  }
+  BOOST_TEST(contains(status_of(hal, kMixed / "libthrowing.so")->error, "deliberate failure"));
+  BOOST_TEST(contains(status_of(hal, kMixed / "libunloadable.so")->error, "undefined symbol: pmc_test_missing_symbol"));
+
+  // Both good backends were probed; the broken ones were not.
+  std::vector<std::string> probed;
+  for (const auto& c : hal.candidates()) probed.push_back(c.backend);
+  BOOST_TEST((std::find(probed.begin(), probed.end(), "testgood") != probed.end()));
+  BOOST_TEST((std::find(probed.begin(), probed.end(), "p6") != probed.end()));
+  BOOST_TEST(probed.size() == 2u);
+
+  // The chosen backend works.
+  pmc::Encoding e = hal.encode("INST_RETIRED");
+  BOOST_TEST(e.config == 0x300C0u);
+}
+
+BOOST_AUTO_TEST_CASE(naming_a_broken_backend_throws_its_error) {
+  for (const auto& name : kBrokenCases) {
+    BOOST_TEST_CONTEXT("backend = " << name) {
+      pmc::Config cfg = mixed_config();
+      cfg.backend = name;
+      const fs::path file = kMixed / ("lib" + name + ".so");
+      // What load_plugin says about this file is what Hal::open must say.
+      const std::string expected = pmc::detail::load_plugin(file).status.error;
+      BOOST_REQUIRE(!expected.empty());
+      bool threw = false;
+      try {
+        (void)pmc::Hal::open(cfg);
+      } catch (const pmc::Error& err) {
+        threw = true;
+        BOOST_TEST(err.kind() == errc::plugin, "kind " << static_cast<int>(err.kind()) << ": " << err.what());
+        const std::string what = err.what();
+        BOOST_TEST(contains(what, expected), what);
+        BOOST_TEST(contains(what, "'" + name + "'"), what);
+      }
+      BOOST_TEST(threw);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(naming_the_good_test_backend_uses_it) {
+  pmc::Config cfg = mixed_config();
+  cfg.backend = "testgood";
+  pmc::Hal hal = pmc::Hal::open(cfg);
+  BOOST_REQUIRE(hal.backend());
+  BOOST_TEST(hal.backend()->name() == "testgood");
+  BOOST_TEST(hal.pmu().counters.size() == 1u);
+  BOOST_TEST(contains(hal.why(), "testgood"), hal.why());
+}
+
+BOOST_AUTO_TEST_CASE(naming_an_unknown_backend_is_not_a_plugin_error) {
+  pmc::Config cfg = mixed_config();
+  cfg.backend = "nosuchbackend";
+  try {
+    (void)pmc::Hal::open(cfg);
+    BOOST_FAIL("Hal::open accepted an unknown backend");
+  } catch (const pmc::Error& err) {
+    BOOST_TEST(err.kind() == errc::not_found, err.what());
+    BOOST_TEST(contains(err.what(), "nosuchbackend"), err.what());
+  }
+}
+
+// A session keeps the chosen backend's library loaded after the Hal is gone: start, stop and
+// read call into the p6 plugin's code.
+BOOST_AUTO_TEST_CASE(session_outlives_hal) {
+  pmc::Config cfg;
+  cfg.cpu = p3_dump().string();
+  std::optional<pmc::Hal> hal(pmc::Hal::open(cfg));
+  BOOST_REQUIRE(hal->backend());
+  BOOST_REQUIRE(hal->backend()->name() == "p6");
+  const pmc::PluginStatus* p6 = loaded_backend(*hal, "p6");
+  BOOST_REQUIRE(p6);
+  const std::string p6_file = p6->file.string();
+
+  pmc::Session session = hal->session();
+  session.add("INST_RETIRED");
+  hal.reset();
+
+  // Still mapped: RTLD_NOLOAD only finds a library that is loaded.
+  void* handle = dlopen(p6_file.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  BOOST_TEST(handle != nullptr, p6_file << " was unloaded with the Hal");
+  if (handle) dlclose(handle);
+
+  pmc::sim::Device* device = session.device();
+  BOOST_REQUIRE(device);
+  pmc::sim::Segment seg;
+  seg.cycles = 1000;
+  seg.signals["instructions"] = 3;
+  session.start();
+  BOOST_TEST(session.running());
+  device->run(seg);
+  session.stop();
+  BOOST_TEST(!session.running());
+  std::vector<pmc::Reading> r = session.read();
+  BOOST_REQUIRE(r.size() == 1u);
+  BOOST_TEST(r[0].event == "INST_RETIRED");
+  BOOST_TEST(r[0].value == 3000u);
+  BOOST_TEST(contains(r[0].canonical, "INST_RETIRED"), r[0].canonical);
+
+  // And once more after a reset, to be sure the driver is still callable.
+  session.reset();
+  session.start();
+  device->run(seg);
+  session.stop();
+  r = session.read();
+  BOOST_REQUIRE(r.size() == 1u);
+  BOOST_TEST(r[0].value == 3000u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

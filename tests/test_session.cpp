@@ -1,0 +1,171 @@
+// Sessions end to end on the simulated P6: the p6 plugin's driver programming the P6 device
+// model (written separately from the datasheet), 64-bit counts over 40-bit counters.
+#define BOOST_TEST_MODULE session
+#include <boost/test/unit_test.hpp>
+
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+#include <pmc/sim/device.hpp>
+#include <pmc/sim/workload.hpp>
+
+#include <string>
+
+namespace {
+
+pmc::Hal pentium_iii() {
+  pmc::Config cfg;
+  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-iii.txt";
+  return pmc::Hal::open(cfg);
+}
+
+void run(pmc::Session& s, const std::string& toml) {
+  auto w = pmc::sim::parse_workload(toml, "inline.toml");
+  pmc::sim::run_workload(*s.device(), w, 40, [&] { s.poll(); });
+}
+
+std::uint64_t value(pmc::Session& s, std::size_t i) { return s.read().at(i).value; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(counts_instructions_and_cycles) {
+  auto hal = pentium_iii();
+  BOOST_TEST(hal.access() == "sim");
+  auto s = hal.session();
+  s.add("cycles");
+  s.add("instructions");
+  s.start();
+  run(s, R"([[segment]]
+cycles = 1000
+signals = { instructions = 2 }
+[[segment]]
+cycles = 500
+mode = "kernel"
+signals = { instructions = 1 }
+)");
+  s.stop();
+  auto r = s.read();
+  BOOST_TEST(r[0].value == 1500u);
+  BOOST_TEST(r[1].value == 2500u);
+  BOOST_TEST(r[0].canonical == "p6::CPU_CLK_UNHALTED:u=1:k=1:e=0:i=0:c=0");
+}
+
+BOOST_AUTO_TEST_CASE(privilege_filters_reach_the_hardware) {
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("INST_RETIRED:u");
+  s.add("INST_RETIRED:k");
+  s.start();
+  run(s, R"([[segment]]
+cycles = 100
+signals = { instructions = 3 }
+[[segment]]
+cycles = 10
+mode = "kernel"
+signals = { instructions = 1 }
+)");
+  s.stop();
+  BOOST_TEST(value(s, 0) == 300u);
+  BOOST_TEST(value(s, 1) == 10u);
+}
+
+BOOST_AUTO_TEST_CASE(sixty_four_bit_counts_across_the_40_bit_wrap) {
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("instructions");
+  s.start();
+  // 3 * 2^40 + 5 instructions: the 40-bit counter wraps three times.
+  run(s, R"([[segment]]
+cycles = 0x300_0000_0000
+signals = { instructions = 1 }
+[[segment]]
+cycles = 5
+signals = { instructions = 1 }
+)");
+  s.stop();
+  BOOST_TEST(value(s, 0) == 3ull * (1ull << 40) + 5);
+}
+
+BOOST_AUTO_TEST_CASE(counter_one_alone_counts_with_the_global_enable_in_evtsel0) {
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("MUL");  // counter 1 only
+  BOOST_TEST(s.read().at(0).counter == 1u);
+  s.start();
+  // PerfEvtSel0 holds only EN (bit 22): counter 0 frozen, both enabled.
+  BOOST_TEST(s.device()->read(0x186) == (1ull << 22));
+  run(s, "[[segment]]\ncycles = 40\nsignals = { mul = 1, instructions = 9 }\n");
+  s.stop();
+  BOOST_TEST(value(s, 0) == 40u);
+  BOOST_TEST(s.device()->read(0xC1) == 0u);  // counter 0 never moved
+  BOOST_TEST((s.device()->read(0x186) & (1ull << 22)) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(stop_freezes_and_reset_zeroes) {
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("instructions");
+  s.start();
+  run(s, "[[segment]]\ncycles = 10\nsignals = { instructions = 1 }\n");
+  s.stop();
+  run(s, "[[segment]]\ncycles = 10\nsignals = { instructions = 1 }\n");
+  BOOST_TEST(value(s, 0) == 10u);
+  s.reset();
+  BOOST_TEST(value(s, 0) == 0u);
+  s.start();
+  run(s, "[[segment]]\ncycles = 7\nsignals = { instructions = 1 }\n");
+  BOOST_TEST(value(s, 0) == 7u);  // read while running
+  s.stop();
+}
+
+BOOST_AUTO_TEST_CASE(counter_mask_through_the_session) {
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("INST_RETIRED:c=2");
+  s.add("INST_RETIRED:c=2:i=1");
+  s.start();
+  run(s, R"([[segment]]
+cycles = 30
+signals = { instructions = 3 }
+[[segment]]
+cycles = 20
+signals = { instructions = 1 }
+)");
+  s.stop();
+  BOOST_TEST(value(s, 0) == 30u);  // cycles with >= 2 retired
+  BOOST_TEST(value(s, 1) == 20u);  // cycles with < 2
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_add_leaves_the_session_as_it_was) {
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("MUL");
+  try {
+    s.add("DIV");
+    BOOST_ERROR("MUL and DIV were both scheduled on a P6");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::no_counter));
+    BOOST_TEST(std::string(e.what()).find("MUL, DIV") != std::string::npos, e.what());
+  }
+  BOOST_CHECK_THROW(s.add("NO_SUCH_EVENT"), pmc::Error);
+  BOOST_TEST(s.encodings().size() == 1u);
+  s.add("FLOPS");
+  s.start();
+  BOOST_CHECK_THROW(s.add("INST_RETIRED"), pmc::Error);  // not while counting
+  s.stop();
+  BOOST_TEST(s.encodings().size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(no_backend_is_a_clear_error) {
+  pmc::Config cfg;
+  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/amd-zen.txt";
+  auto hal = pmc::Hal::open(cfg);
+  BOOST_TEST(hal.backend() == nullptr);
+  try {
+    (void)hal.session();
+    BOOST_ERROR("a session without a backend");
+  } catch (const pmc::Error& e) {
+    std::string m = e.what();
+    BOOST_TEST(m.find("no loaded backend matches AuthenticAMD") != std::string::npos, m);
+    BOOST_TEST(m.find("--cpuid-dump") != std::string::npos, m);
+  }
+}

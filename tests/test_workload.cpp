@@ -1,0 +1,276 @@
+#define BOOST_TEST_MODULE workload
+#include <boost/test/unit_test.hpp>
+
+// The Activity workload TOML format (docs/workload-format.md). Expected positions are counted by
+// hand in the inputs (line:column, both from 1; a value's column is its first character).
+
+#include <pmc/error.hpp>
+#include <pmc/sim/workload.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+using pmc::errc;
+using pmc::sim::Mode;
+using pmc::sim::Workload;
+using u64 = std::uint64_t;
+
+const std::filesystem::path kData = std::filesystem::path(PMC_TEST_DATA) / "workloads";
+const std::filesystem::path kExamples =
+    std::filesystem::path(PMC_SOURCE_DIR) / "examples" / "workloads";
+
+struct Failure {
+  errc code = errc::ok;
+  std::string what;
+};
+
+template <class F>
+Failure failure(F&& f) {
+  try {
+    f();
+  } catch (const pmc::Error& e) {
+    return {e.kind(), e.what()};
+  }
+  return {};
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(good_file_reads_every_key) {
+  const Workload w = pmc::sim::load_workload(kData / "good.toml");
+  BOOST_TEST(w.name == "every-key");
+  BOOST_TEST(w.description == "exercises every key of the format");
+  BOOST_TEST(w.source == (kData / "good.toml").string());
+  // 1 + 1 (repeat 4 stored as one 2000-cycle segment) + 1 + 3 (repeat 3 with a PC range).
+  BOOST_TEST_REQUIRE(w.segments.size() == 6u);
+
+  const auto& a = w.segments[0];
+  BOOST_TEST(a.cycles == 1000u);
+  BOOST_TEST((a.mode == Mode::user));
+  BOOST_TEST(!a.halted);
+  BOOST_TEST(a.signals.size() == 2u);
+  BOOST_TEST(a.per_cycle("instructions") == 2u);
+  BOOST_TEST(a.per_cycle("l2_ld.m") == 1u);
+  BOOST_TEST(a.per_cycle("cycles") == 1u);
+  BOOST_TEST(a.per_cycle("branches") == 0u);
+  BOOST_TEST(a.ipl == 0u);
+  BOOST_TEST(a.pc_begin == 0u);
+  BOOST_TEST(a.pc_end == 0u);
+
+  const auto& b = w.segments[1];
+  BOOST_TEST(b.cycles == 2000u);
+  BOOST_TEST((b.mode == Mode::kernel));
+  BOOST_TEST(b.per_cycle("branches") == 1u);
+
+  const auto& c = w.segments[2];
+  BOOST_TEST(c.cycles == 250u);
+  BOOST_TEST(c.halted);
+  BOOST_TEST((c.mode == Mode::user));
+  BOOST_TEST(c.per_cycle("cycles") == 0u);  // halted: no unhalted cycles
+  BOOST_TEST(c.signals.empty());
+
+  for (std::size_t i = 3; i < 6; ++i) {
+    const auto& d = w.segments[i];
+    BOOST_TEST(d.cycles == 100u);
+    BOOST_TEST(d.ipl == 7u);
+    BOOST_TEST(d.pc_begin == 0x120000000u);
+    BOOST_TEST(d.pc_end == 0x120001000u);
+    BOOST_TEST(d.per_cycle("instructions") == 1u);
+  }
+
+  BOOST_TEST(w.total_cycles() == 1000u + 2000u + 250u + 300u);
+  BOOST_TEST(w.total("cycles") == 3550u - 250u);
+  BOOST_TEST(w.total("instructions") == 2000u + 2000u + 300u);
+  BOOST_TEST(w.total("branches") == 2000u);
+  BOOST_TEST(w.total("l2_ld.m") == 1000u);
+  BOOST_TEST(w.total("no-such-signal") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(name_defaults_to_the_file_stem) {
+  const Workload w = pmc::sim::load_workload(kData / "unnamed-loop.toml");
+  BOOST_TEST(w.name == "unnamed-loop");
+  BOOST_TEST(w.description.empty());
+  BOOST_TEST(w.total("instructions") == 10u);
+  const Workload s = pmc::sim::parse_workload("[[segment]]\ncycles = 1\n", "dir/inline.toml");
+  BOOST_TEST(s.name == "inline");
+  BOOST_TEST(s.source == "dir/inline.toml");
+  BOOST_TEST((s.segments.at(0).mode == Mode::user));
+}
+
+BOOST_AUTO_TEST_CASE(repeat_multiplies_exactly) {
+  const Workload w = pmc::sim::parse_workload(
+      "[[segment]]\ncycles = 10\nrepeat = 3\nsignals = { instructions = 2 }\n"
+      "[[segment]]\ncycles = 1_000_000_000_000\nrepeat = 1_000_000\n",
+      "repeat.toml");
+  BOOST_TEST_REQUIRE(w.segments.size() == 2u);
+  BOOST_TEST(w.segments[0].cycles == 30u);
+  BOOST_TEST(w.total("instructions") == 60u);
+  BOOST_TEST(w.segments[1].cycles == 1'000'000'000'000'000'000u);  // 10^18, no expansion
+  BOOST_TEST(w.total_cycles() == 1'000'000'000'000'000'030u);
+}
+
+BOOST_AUTO_TEST_CASE(totals_refuse_64_bit_overflow) {
+  Workload w;
+  w.name = "big";
+  pmc::sim::Segment s;
+  s.cycles = 1ULL << 62;
+  s.signals.emplace("instructions", 4);
+  w.segments = {s};
+  BOOST_TEST(w.total_cycles() == (1ULL << 62));
+  const Failure f = failure([&] { (void)w.total("instructions"); });
+  BOOST_TEST((f.code == errc::invalid_argument));
+  BOOST_TEST(contains(f.what, "'instructions'"));
+}
+
+// Each bad file: the error kind and exact file:line:column.
+BOOST_AUTO_TEST_CASE(bad_files_name_file_line_and_column) {
+  struct Case {
+    const char* file;
+    errc code;
+    const char* at;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"bad-unknown-key.toml", errc::attribute, ":4:1: ", "unknown key 'cylces' in [[segment]]"},
+      {"bad-mode.toml", errc::invalid_argument, ":3:8: ", "unknown mode 'supervisor'"},
+      {"bad-signal-cycles.toml", errc::invalid_argument, ":5:1: ", "'cycles' is implicit"},
+      {"bad-repeat-overflow.toml", errc::invalid_argument, ":3:10: ", "overflows 64 bits"},
+      {"bad-syntax.toml", errc::parse, ":2:10: ", ""},
+  };
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT(c.file) {
+      const std::string path = (kData / c.file).string();
+      const Failure f = failure([&] { (void)pmc::sim::load_workload(kData / c.file); });
+      BOOST_TEST((f.code == c.code));
+      BOOST_TEST(starts_with(f.what, path + c.at), f.what);
+      BOOST_TEST(contains(f.what, c.says), f.what);
+    }
+  }
+  const Failure missing = failure([] { (void)pmc::sim::load_workload(kData / "no-such-file.toml"); });
+  BOOST_TEST((missing.code == errc::io));
+  BOOST_TEST(contains(missing.what, "no-such-file.toml"));
+}
+
+// Each kind of error in a string, with its position.
+BOOST_AUTO_TEST_CASE(bad_inputs_name_line_and_column) {
+  struct Case {
+    int line;  // of this table, for the report
+    const char* toml;
+    errc code;
+    const char* at;
+    const char* says;
+  };
+  const Case cases[] = {
+      {__LINE__, "nmae = \"x\"\n[[segment]]\ncycles = 5\n", errc::attribute, "1:1",
+       "unknown key 'nmae' in the workload (expected one of: name, description, segment)"},
+      {__LINE__, "name = 3\n[[segment]]\ncycles = 1\n", errc::invalid_argument, "1:8",
+       "'name' must be a string, not an integer"},
+      {__LINE__, "[[segment]]\ncycles = \"10\"\n", errc::invalid_argument, "2:10",
+       "'cycles' must be an integer, not a string"},
+      {__LINE__, "[[segment]]\ncycles = -5\n", errc::invalid_argument, "2:10", "'cycles' must be > 0"},
+      {__LINE__, "[[segment]]\ncycles = 0\n", errc::invalid_argument, "2:10", "'cycles' must be > 0"},
+      {__LINE__, "name = \"x\"\n\n[[segment]]\nmode = \"user\"\n", errc::invalid_argument, "3:1",
+       "missing required key 'cycles'"},
+      {__LINE__, "[[segment]]\ncycles = 5\nmode = \"User\"\n", errc::invalid_argument, "3:8",
+       "unknown mode 'User'"},
+      {__LINE__, "[[segment]]\ncycles = 5\nhalted = \"yes\"\n", errc::invalid_argument, "3:10",
+       "'halted' must be true or false"},
+      {__LINE__, "[[segment]]\ncycles = 5\nsignals = 3\n", errc::invalid_argument, "3:11",
+       "'signals' must be a table"},
+      {__LINE__, "[[segment]]\ncycles = 5\nsignals = { instructions = -1 }\n", errc::invalid_argument,
+       "3:28", "signal 'instructions' must be >= 0"},
+      {__LINE__, "[[segment]]\ncycles = 5\n[segment.signals]\n\"l2_ld.m\" = 1.5\n",
+       errc::invalid_argument, "4:13", "signal 'l2_ld.m' must be an integer"},
+      {__LINE__, "[[segment]]\ncycles = 5\n[segment.signals]\n\"\" = 1\n", errc::invalid_argument,
+       "4:1", "empty signal name"},
+      {__LINE__, "[[segment]]\ncycles = 5\nsignals = { cycles = 1 }\n", errc::invalid_argument,
+       "3:13", "'cycles' is implicit"},
+      {__LINE__, "[[segment]]\ncycles = 5\nrepeat = 0\n", errc::invalid_argument, "3:10",
+       "'repeat' must be >= 1"},
+      {__LINE__, "[[segment]]\ncycles = 5\nipl = 9\n", errc::invalid_argument, "3:7",
+       "'ipl' must be 0..8"},
+      {__LINE__, "[[segment]]\ncycles = 5\nipl = -1\n", errc::invalid_argument, "3:7",
+       "'ipl' must be 0..8"},
+      {__LINE__, "[[segment]]\ncycles = 5\npc = [1, 2, 3]\n", errc::invalid_argument, "3:6",
+       "'pc' must be [begin, end]"},
+      {__LINE__, "[[segment]]\ncycles = 5\npc = [0x2000, 0x1000]\n", errc::invalid_argument, "3:6",
+       "0 <= begin < end"},
+      {__LINE__, "[[segment]]\ncycles = 5\npc = [\"a\", \"b\"]\n", errc::invalid_argument, "3:7",
+       "'pc' must be an array of integers"},
+      {__LINE__, "[[segment]]\ncycles = 5\npc = [0, 16]\nrepeat = 100_000\n", errc::invalid_argument,
+       "4:10", "raise 'cycles' instead"},
+      {__LINE__, "name = \"x\"\n[segment]\ncycles = 5\n", errc::invalid_argument, "2:1",
+       "write each one as [[segment]]"},
+      {__LINE__, "segment = [{ cycles = 5 }, 3]\n", errc::invalid_argument, "1:11",
+       "'segment' must be an array of tables"},
+      {__LINE__, "name = \"x\"\nsegment = []\n", errc::invalid_argument, "2:11", "no [[segment]]"},
+      {__LINE__, "name = \"nothing\"\n", errc::invalid_argument, "1:1", "no [[segment]]"},
+      {__LINE__, "[[segment]]\ncycles = 4611686018427387904\nsignals = { uops = 4 }\n",
+       errc::invalid_argument, "1:1", "total of signal 'uops' exceeds 2^64 - 1"},
+      {__LINE__,
+       "[[segment]]\ncycles = 4611686018427387904\nsignals = { uops = 2 }\n"
+       "[[segment]]\ncycles = 4611686018427387904\nsignals = { uops = 2 }\n",
+       errc::invalid_argument, "1:1", "total of signal 'uops' exceeds 2^64 - 1"},
+      {__LINE__,
+       "[[segment]]\ncycles = 9223372036854775807\n[[segment]]\ncycles = 9223372036854775807\n"
+       "[[segment]]\ncycles = 2\n",
+       errc::invalid_argument, "1:1", "total cycles exceed 2^64 - 1"},
+      {__LINE__, "[[segment]]\ncycles = 5\nrepeat = 2\nrepeat = 3\n", errc::parse, "4:10", "repeat"},
+  };
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT("case at line " << c.line) {
+      const Failure f = failure([&] { (void)pmc::sim::parse_workload(c.toml, "inline.toml"); });
+      BOOST_TEST((f.code == c.code), "code " << static_cast<int>(f.code) << ": " << f.what);
+      BOOST_TEST(starts_with(f.what, std::string("inline.toml:") + c.at + ": "), f.what);
+      BOOST_TEST(contains(f.what, c.says), f.what);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(largest_values_are_accepted) {
+  // cycles = 2^63 - 1 and a PC range at the top of the int64 range.
+  const Workload w = pmc::sim::parse_workload(
+      "[[segment]]\ncycles = 9223372036854775807\nipl = 8\nmode = \"kernel\"\n"
+      "pc = [0, 0x7FFFFFFFFFFFFFFF]\n[segment.signals]\nzero = 0\n",
+      "max.toml");
+  BOOST_TEST(w.segments.at(0).cycles == 9223372036854775807u);
+  BOOST_TEST(w.segments[0].ipl == 8u);
+  BOOST_TEST(w.segments[0].pc_end == 0x7FFFFFFFFFFFFFFFu);
+  BOOST_TEST(w.total("zero") == 0u);
+  BOOST_TEST(w.total("cycles") == 9223372036854775807u);
+}
+
+// The shipped examples load, and say what their comments promise.
+BOOST_AUTO_TEST_CASE(example_workloads) {
+  const Workload wrap = pmc::sim::load_workload(kExamples / "wrap-40bit.toml");
+  BOOST_TEST(wrap.total("instructions") == 3 * (1ULL << 40));
+  BOOST_TEST(wrap.total("cycles") == 3 * (1ULL << 39));
+  BOOST_TEST(wrap.total("cycles") > (1ULL << 40));
+
+  const Workload demo = pmc::sim::load_workload(kExamples / "p6-demo.toml");
+  BOOST_TEST(demo.name == "p6-demo");
+  BOOST_TEST(demo.total_cycles() == 6'290'000u);
+  BOOST_TEST(demo.total("cycles") == 5'290'000u);  // 1 000 000 halted
+  BOOST_TEST(demo.total("instructions") == 7'900'000u);
+  BOOST_TEST(demo.total("branches") == 1'370'000u);
+  BOOST_TEST(demo.total("branch-misses") == 20'000u);
+  BOOST_TEST(demo.total("flops") == 3'000'000u);
+  BOOST_TEST(demo.total("mul") == 400'000u);
+  BOOST_TEST(demo.total("div") == 10'000u);
+  BOOST_TEST(demo.total("l2_rqsts.i") == 220'000u);
+  BOOST_TEST(demo.total("l2_rqsts.e") == 100'000u);
+  BOOST_TEST(demo.total("l2_rqsts.s") == 150'000u);
+  bool user = false, kernel = false;
+  for (const auto& s : demo.segments) (s.mode == Mode::user ? user : kernel) = true;
+  BOOST_TEST(user);
+  BOOST_TEST(kernel);
+}

@@ -1,0 +1,358 @@
+// pmc: probe the CPU, list and encode events, count events of a simulated workload.
+// Errors are one line on stderr; exit 2 for usage errors, 1 for everything else.
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+#include <pmc/sim/device.hpp>
+#include <pmc/sim/workload.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Options {
+  std::optional<fs::path> config;
+  std::string backend;
+  std::string cpuid_dump;
+  bool json = false;
+  std::vector<std::string> events;
+  std::string workload;
+};
+
+// A bare name ("pentium-iii", "p6-demo") names a file bundled in share/pmchal/<dir>.
+std::string resolve_data(const std::string& given, const char* dir, const char* ext) {
+  std::error_code ec;
+  if (given.empty() || fs::exists(given, ec)) return given;
+  fs::path bundled = pmc::default_paths().data / dir / (given + ext);
+  if (fs::exists(bundled, ec)) return bundled.string();
+  return given;  // let the loader report the missing file by the name the user gave
+}
+
+pmc::Config make_config(const Options& o) {
+  pmc::Config cfg = pmc::find_config(o.config);
+  if (!o.backend.empty()) {
+    cfg.backend = o.backend;
+    cfg.origin["backend"].where = "command line (--backend)";
+  }
+  if (!o.cpuid_dump.empty()) {
+    cfg.cpu = resolve_data(o.cpuid_dump, "cpuid", ".txt");
+    cfg.origin["cpu"].where = "command line (--cpuid-dump)";
+  }
+  return cfg;
+}
+
+std::string group_digits(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string hex(std::uint64_t v) { return fmt::format("0x{:X}", v); }
+
+const char* kind_name(pmc::CounterKind k) { return k == pmc::CounterKind::fixed ? "fixed" : "general"; }
+
+json config_json(const pmc::Config& cfg) {
+  json origin = json::object();
+  for (const auto& [key, o] : cfg.origin) origin[key] = o.where;
+  return json{{"file", cfg.file ? json(cfg.file->string()) : json(nullptr)},
+              {"found_by", cfg.found_by},
+              {"backend", cfg.backend},
+              {"access", cfg.access},
+              {"cpu", cfg.cpu},
+              {"origin", origin}};
+}
+
+int cmd_probe(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::CpuInfo& cpu = hal.cpu();
+  const pmc::Backend* backend = hal.backend();
+  if (o.json) {
+    json counters = json::array();
+    if (backend)
+      for (const auto& c : hal.pmu().counters)
+        counters.push_back({{"kind", kind_name(c.kind)}, {"index", c.index}, {"width", c.width}});
+    json candidates = json::array();
+    for (const auto& c : hal.candidates())
+      candidates.push_back({{"backend", c.backend}, {"score", c.match.score}, {"reason", c.match.reason}});
+    json plugins = json::array();
+    for (const auto& p : hal.plugins())
+      plugins.push_back({{"file", p.file.string()},
+                         {"backend", p.backend.empty() ? json(nullptr) : json(p.backend)},
+                         {"error", p.error.empty() ? json(nullptr) : json(p.error)}});
+    json out{{"cpu",
+              {{"vendor", cpu.vendor},
+               {"family", cpu.family},
+               {"model", cpu.model},
+               {"stepping", cpu.stepping},
+               {"brand", cpu.brand},
+               {"source", cpu.source},
+               {"arch_perfmon_version", cpu.arch.version}}},
+             {"backend", backend ? json(std::string(backend->name())) : json(nullptr)},
+             {"reason", hal.why()},
+             {"access", backend ? json(hal.access()) : json(nullptr)},
+             {"pmu", backend ? json{{"description", hal.pmu().description}, {"counters", counters}} : json(nullptr)},
+             {"candidates", candidates},
+             {"plugins", plugins},
+             {"config", config_json(hal.config())}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("CPU:        {}\n", pmc::describe(cpu));
+  fmt::print("            from {}; CPUID.0AH version {}\n", cpu.source, cpu.arch.version);
+  fmt::print("Backend:    {}\n", backend ? std::string(backend->name()) : std::string("none"));
+  fmt::print("            {}\n", hal.why());
+  if (backend) {
+    const auto& pmu = hal.pmu();
+    fmt::print("PMU:        {}\n", pmu.description);
+    std::string counters;
+    for (const auto& c : pmu.counters)
+      counters += fmt::format("{}{} {} ({} bits)", counters.empty() ? "" : ", ", kind_name(c.kind), c.index, c.width);
+    fmt::print("Counters:   {}\n", counters);
+    fmt::print("Access:     {}\n", hal.access());
+  }
+  fmt::print("Candidates:\n");
+  for (const auto& c : hal.candidates())
+    fmt::print("  {:<16} score {:>3}  {}\n", c.backend, c.match.score, c.match.reason);
+  fmt::print("Plugins:\n");
+  for (const auto& p : hal.plugins()) {
+    if (p.error.empty()) fmt::print("  {:<16} {}\n", p.backend, p.file.string());
+    else fmt::print("  {:<16} {}\n", "(failed)", p.error);
+  }
+  const auto& cfg = hal.config();
+  fmt::print("Config:     {}{}\n", cfg.found_by, cfg.file ? " " + cfg.file->string() : std::string());
+  for (const auto& key : {"backend", "access", "cpu"}) {
+    auto it = cfg.origin.find(key);
+    fmt::print("  {:<10} {:<24} from {}\n", key,
+               std::string(key) == "backend" ? cfg.backend : std::string(key) == "access" ? cfg.access : cfg.cpu,
+               it == cfg.origin.end() ? "default" : it->second.where);
+  }
+  return 0;
+}
+
+int cmd_list(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  (void)hal.require_backend();
+  const auto& pmu = hal.pmu();
+  auto events = hal.events().for_cpu(pmu.cpu_tag);
+  auto counters_of = [&](const pmc::EventDef& e) {
+    std::vector<unsigned> c = e.counters;
+    if (c.empty())
+      for (const auto& ci : pmu.counters)
+        if (ci.kind == pmc::CounterKind::general) c.push_back(ci.index);
+    return c;
+  };
+  if (o.json) {
+    json out = json::array();
+    for (const auto* e : events) {
+      json masks = json::array();
+      if (e->unit_masks)
+        for (const auto& m : e->unit_masks->masks) {
+          bool is_default = std::find(e->unit_masks->default_masks.begin(), e->unit_masks->default_masks.end(),
+                                      m.name) != e->unit_masks->default_masks.end();
+          masks.push_back({{"name", m.name}, {"value", hex(m.value)}, {"desc", m.description}, {"default", is_default}});
+        }
+      out.push_back({{"name", e->name},
+                     {"code", hex(e->code)},
+                     {"desc", e->description},
+                     {"counters", counters_of(*e)},
+                     {"fixed", e->fixed ? json(*e->fixed) : json(nullptr)},
+                     {"generic", e->generic.empty() ? json(nullptr) : json(e->generic)},
+                     {"unit_masks", masks},
+                     {"combinable", e->unit_masks ? e->unit_masks->combinable : false},
+                     {"modifiers", e->modifiers},
+                     {"cpus", e->cpus},
+                     {"source", e->source.str()}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("{} events for {}{}\n\n", events.size(), pmu.description,
+             pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag));
+  for (const auto* e : events) {
+    std::string counters;
+    for (unsigned c : counters_of(*e)) counters += (counters.empty() ? "" : ",") + std::to_string(c);
+    fmt::print("{:<32} 0x{:02X}  counters {:<4} {}{}\n", e->name, e->code, counters, e->description,
+               e->generic.empty() ? "" : fmt::format(" [{}]", e->generic));
+    if (e->unit_masks) {
+      const auto& g = *e->unit_masks;
+      for (const auto& m : g.masks) {
+        bool is_default = std::find(g.default_masks.begin(), g.default_masks.end(), m.name) != g.default_masks.end();
+        fmt::print("    :{:<24} 0x{:02X}{} {}{}\n", m.name, m.value, is_default ? " (default)" : "          ",
+                   m.description, m.generic.empty() ? "" : fmt::format(" [{}]", m.generic));
+      }
+      fmt::print("    ({})\n", g.combinable ? "unit masks combine" : "choose one unit mask");
+    }
+    fmt::print("    from {}\n", e->source.str());
+  }
+  return 0;
+}
+
+int cmd_encode(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  (void)hal.require_backend();
+  int status = 0;
+  json out = json::array();
+  for (const auto& ev : o.events) {
+    try {
+      pmc::Encoding e = hal.encode(ev);
+      if (o.json) {
+        out.push_back({{"event", ev},
+                       {"canonical", e.canonical},
+                       {"config", hex(e.config)},
+                       {"counters", e.counters},
+                       {"fixed", e.fixed ? json(*e.fixed) : json(nullptr)}});
+      } else {
+        std::string counters;
+        for (unsigned c : e.counters) counters += (counters.empty() ? "" : ",") + std::to_string(c);
+        fmt::print("{:<28} config={:<12} counters={}{}  {}\n", ev, hex(e.config), counters,
+                   e.fixed ? fmt::format(" fixed={}", *e.fixed) : "", e.canonical);
+      }
+    } catch (const pmc::Error& err) {
+      status = 1;
+      if (o.json) out.push_back({{"event", ev}, {"error", err.what()}});
+      else fmt::print(stderr, "pmc: {}\n", err.what());
+    }
+  }
+  if (o.json) std::cout << out.dump(2) << "\n";
+  return status;
+}
+
+std::vector<std::string> split_events(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const auto& g : given) {
+    std::size_t pos = 0;
+    while (pos <= g.size()) {
+      std::size_t comma = g.find(',', pos);
+      std::string part = g.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (part.empty()) throw pmc::Error(pmc::errc::parse, fmt::format("event list '{}' has an empty entry", g));
+      out.push_back(part);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+int cmd_stat(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  (void)hal.require_backend();
+  pmc::sim::Workload workload = pmc::sim::load_workload(resolve_data(o.workload, "workloads", ".toml"));
+  std::vector<std::string> events = split_events(o.events);
+  if (events.empty()) events = {"cycles", "instructions"};
+  pmc::Session session = hal.session();
+  for (const auto& e : events) session.add(e);
+  pmc::sim::Device* device = session.device();
+  if (!device)
+    throw pmc::Error(pmc::errc::not_supported,
+                     fmt::format("--workload needs the simulated access; the config selects '{}'", hal.access()));
+  unsigned width = 64;
+  for (const auto& c : hal.pmu().counters) width = std::min(width, c.width);
+  session.start();
+  pmc::sim::run_workload(*device, workload, width, [&] { session.poll(); });
+  session.stop();
+  std::vector<pmc::Reading> readings = session.read();
+
+  if (o.json) {
+    json counters = json::array();
+    for (const auto& r : readings)
+      counters.push_back({{"event", r.event},
+                          {"canonical", r.canonical},
+                          {"value", r.value},
+                          {"unit", r.unit},
+                          {"counter", r.counter},
+                          {"time_enabled", r.time_enabled},
+                          {"time_running", r.time_running},
+                          {"extrapolated", r.extrapolated}});
+    json out{{"workload", workload.name},
+             {"file", workload.source},
+             {"backend", hal.pmu().name},
+             {"pmu", hal.pmu().description},
+             {"access", hal.access()},
+             {"cycles", workload.total_cycles()},
+             {"interrupts", device->interrupts()},
+             {"counters", counters}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("\n Performance counter stats for workload '{}' ({})\n", workload.name, workload.source);
+  fmt::print(" on the simulated {}:\n\n", hal.pmu().description);
+  std::optional<std::uint64_t> cycles, instructions;
+  for (const auto& r : readings) {
+    std::string_view name = r.canonical.substr(r.canonical.find("::") + 2);
+    if (r.event == "cycles" || name.rfind("CPU_CLK_UNHALTED:", 0) == 0) cycles = r.value;
+    if (r.event == "instructions" || name.rfind("INST_RETIRED:", 0) == 0) instructions = r.value;
+  }
+  for (const auto& r : readings) {
+    std::string note = fmt::format("# {} (counter {})", r.canonical, r.counter);
+    if (cycles && instructions && *cycles && (r.event == "instructions" || r.canonical.find("::INST_RETIRED:") != std::string::npos))
+      note = fmt::format("# {:6.2f} insn per cycle", static_cast<double>(*instructions) / static_cast<double>(*cycles));
+    fmt::print("{:>20}      {:<28} {}\n", group_digits(r.value), r.event, note);
+  }
+  fmt::print("\n{:>20}      cycles simulated\n", group_digits(workload.total_cycles()));
+  if (device->interrupts()) fmt::print("{:>20}      overflow interrupts\n", group_digits(device->interrupts()));
+  fmt::print("\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pmc: count CPU performance events through pmchal", "pmc"};
+  app.require_subcommand(1);
+  Options o;
+  std::string config;
+  app.add_option("--config", config, "config file (otherwise $PMC_CONFIG, ~/.config/pmc/config.toml, /etc/pmc/config.toml)");
+
+  auto add_cpu = [&](CLI::App* sub) {
+    sub->add_option("--cpuid-dump", o.cpuid_dump,
+                    "probe a CPUID dump file (cpuid -r or AIDA64 format, or a bundled name such as pentium-iii)");
+    sub->add_option("--backend", o.backend, "use this backend instead of probing");
+    sub->add_flag("--json", o.json, "machine-readable output");
+  };
+  CLI::App* probe = app.add_subcommand("probe", "the CPU, the chosen backend and why");
+  add_cpu(probe);
+  CLI::App* list = app.add_subcommand("list", "the events of the chosen backend");
+  add_cpu(list);
+  CLI::App* encode = app.add_subcommand("encode", "the register value each event would be programmed with");
+  add_cpu(encode);
+  encode->add_option("events", o.events, "event strings (EVENT[:UMASK...][:u][:k][:e=1][:i=1][:c=N])")->required();
+  CLI::App* stat = app.add_subcommand("stat", "count events of a simulated workload");
+  add_cpu(stat);
+  stat->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as p6-demo")->required();
+  stat->add_option("-e,--events", o.events, "events to count, comma-separated (default: cycles,instructions)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    fmt::print(stderr, "pmc: {} (see 'pmc --help')\n", what);
+    return 2;
+  }
+  if (!config.empty()) o.config = config;
+  try {
+    if (probe->parsed()) return cmd_probe(o);
+    if (list->parsed()) return cmd_list(o);
+    if (encode->parsed()) return cmd_encode(o);
+    if (stat->parsed()) return cmd_stat(o);
+  } catch (const pmc::Error& e) {
+    fmt::print(stderr, "pmc: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "pmc: {}\n", e.what());
+    return 1;
+  }
+  return 2;
+}
