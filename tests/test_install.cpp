@@ -23,7 +23,15 @@
 #include <string>
 #include <vector>
 
+#include "support/child_process.hpp"
+
 namespace {
+
+using pmc_test::Env;
+using pmc_test::Result;
+using pmc_test::TempDir;
+using pmc_test::run;
+using pmc_test::slurp;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -33,88 +41,6 @@ const fs::path kBuild = PMC_BUILD_DIR;
 const fs::path kBinSub = fs::path(PMC_BIN_DIR).lexically_relative(kBuild);
 const fs::path kPluginSub = fs::path(PMC_PLUGIN_DIR).lexically_relative(kBuild);
 const fs::path kDataSub = fs::path(PMC_DATA_DIR).lexically_relative(kBuild);
-
-struct Result {
-  int status = -1;
-  std::string out;
-  std::string err;
-  std::string command;
-};
-
-std::ostream& operator<<(std::ostream& os, const Result& r) {
-  return os << "`" << r.command << "` exited " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
-}
-
-std::string slurp(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "pmc-test-install-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-using Env = std::map<std::string, std::string>;
-
-// Runs exe with args and exactly the environment env, in cwd; stdout/stderr captured in scratch.
-Result run(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& scratch,
-           const fs::path& cwd) {
-  Result r;
-  r.command = exe.string();
-  std::vector<std::string> argv_s{exe.string()};
-  for (const auto& a : args) {
-    argv_s.push_back(a);
-    r.command += " " + a;
-  }
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s;
-  for (const auto& [k, v] : env) env_s.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  const fs::path out_file = scratch / "child.stdout";
-  const fs::path err_file = scratch / "child.stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    r.err = std::string("posix_spawn failed: ") + std::strerror(rc);
-    return r;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
-  r.out = slurp(out_file);
-  r.err = slurp(err_file);
-  return r;
-}
 
 // The first executable `name` on $PATH.
 fs::path on_path(const std::string& name) {
@@ -141,7 +67,7 @@ bool inside(const fs::path& path, const fs::path& dir) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 struct Installed {
-  TempDir tmp;
+  TempDir tmp{"pmc-test-install"};
   fs::path prefix = tmp.path() / "prefix";
   fs::path home = tmp.path() / "home";
   fs::path scratch = tmp.path() / "scratch";

@@ -1,6 +1,8 @@
 // The events TOML loader (docs/event-format.md) and catalog queries.
 #include "toml_util.hpp"
 
+#include "text.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 
@@ -15,12 +17,7 @@ namespace pmc {
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using detail::iequal;
 
 SourceRef ref_of(const toml::node& n) {
   const auto& s = n.source();

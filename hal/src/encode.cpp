@@ -2,6 +2,8 @@
 // Modifier meanings follow libpfm4: u -> usr, k -> os, e -> edge, i -> inv, c -> cmask,
 // t -> any. Backends call this and add their own rules.
 #include <pmc/backend.hpp>
+#include "text.hpp"
+
 #include <pmc/error.hpp>
 
 #include <fmt/format.h>
@@ -13,18 +15,8 @@ namespace pmc {
 
 namespace {
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
+using detail::iequal;
+using detail::join;
 
 struct FieldModifier {
   const char* modifier;

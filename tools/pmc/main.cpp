@@ -286,7 +286,7 @@ int cmd_stat(const Options& o) {
   fmt::print(" on the simulated {}:\n\n", hal.pmu().description);
   std::optional<std::uint64_t> cycles, instructions;
   for (const auto& r : readings) {
-    std::string_view name = r.canonical.substr(r.canonical.find("::") + 2);
+    const std::string name = r.canonical.substr(r.canonical.find("::") + 2);
     if (r.event == "cycles" || name.rfind("CPU_CLK_UNHALTED:", 0) == 0) cycles = r.value;
     if (r.event == "instructions" || name.rfind("INST_RETIRED:", 0) == 0) instructions = r.value;
   }
@@ -307,6 +307,7 @@ int cmd_stat(const Options& o) {
 int main(int argc, char** argv) {
   CLI::App app{"pmc: count CPU performance events through pmchal", "pmc"};
   app.require_subcommand(1);
+  app.fallthrough();  // --config is accepted after the subcommand too
   Options o;
   std::string config;
   app.add_option("--config", config, "config file (otherwise $PMC_CONFIG, ~/.config/pmc/config.toml, /etc/pmc/config.toml)");
@@ -329,6 +330,24 @@ int main(int argc, char** argv) {
   stat->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as p6-demo")->required();
   stat->add_option("-e,--events", o.events, "events to count, comma-separated (default: cycles,instructions)");
 
+  // CLI11 reports a misspelt subcommand as "a subcommand is required"; name it instead.
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--config") {
+      ++i;
+      continue;
+    }
+    if (arg == "--help" || arg == "-h" || arg.rfind("--config=", 0) == 0) continue;
+    if (!arg.empty() && arg[0] == '-') {
+      fmt::print(stderr, "pmc: unknown option '{}' before the subcommand (see 'pmc --help')\n", arg);
+      return 2;
+    }
+    if (arg != "probe" && arg != "list" && arg != "encode" && arg != "stat") {
+      fmt::print(stderr, "pmc: unknown subcommand '{}' (expected probe, list, encode or stat; see 'pmc --help')\n", arg);
+      return 2;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,133 @@
+# Builds this skeleton against an installed pmchal and checks that the installed `pmc` loads it.
+# pmchal's test suite runs it (ctest -R example_backend_skeleton); run it yourself after
+# changing the skeleton:
+#
+#   cmake -DPMCHAL_PREFIX=/opt/pmchal -DWORK_DIR=/tmp/toy-check -P check-installed.cmake
+#   cmake -DPMC_BUILD_DIR=<pmchal build tree> -DWORK_DIR=... -P check-installed.cmake
+#
+# The second form first installs that build tree into WORK_DIR/prefix. Optional: -DCXX=<compiler>,
+# -DGENERATOR=<cmake generator>. Everything is written under WORK_DIR (emptied first).
+cmake_minimum_required(VERSION 3.20)
+
+set(SKELETON_DIR "${CMAKE_CURRENT_LIST_DIR}")
+if(NOT WORK_DIR)
+  message(FATAL_ERROR "check-installed: set -DWORK_DIR=<scratch directory>")
+endif()
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+# run(<output variable> <expected exit status> <command...>): the command's stdout; a different
+# exit status fails the check with the command and both outputs.
+function(run out expect)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr
+                  WORKING_DIRECTORY "${WORK_DIR}")
+  string(REPLACE ";" " " cmd "${ARGN}")
+  if(NOT status STREQUAL expect)
+    message(FATAL_ERROR "check-installed: `${cmd}` exited ${status}, expected ${expect}\n"
+                        "--- stdout:\n${stdout}\n--- stderr:\n${stderr}")
+  endif()
+  message(STATUS "ok: ${cmd}")
+  set(${out} "${stdout}${stderr}" PARENT_SCOPE)
+endfunction()
+
+function(fail what)
+  message(FATAL_ERROR "check-installed: ${what}")
+endfunction()
+
+# json_get(<variable> <json> <member...>): the value, or "(missing)".
+function(json_get var json)
+  string(JSON value ERROR_VARIABLE err GET "${json}" ${ARGN})
+  if(err)
+    set(value "(missing)")
+  endif()
+  set(${var} "${value}" PARENT_SCOPE)
+endfunction()
+
+# 1. The pmchal tree.
+if(PMC_BUILD_DIR)
+  set(PMCHAL_PREFIX "${WORK_DIR}/prefix")
+  run(ignored 0 "${CMAKE_COMMAND}" --install "${PMC_BUILD_DIR}" --prefix "${PMCHAL_PREFIX}")
+elseif(NOT PMCHAL_PREFIX)
+  fail("set -DPMCHAL_PREFIX=<installed pmchal> or -DPMC_BUILD_DIR=<pmchal build tree>")
+endif()
+set(pmc "${PMCHAL_PREFIX}/bin/pmc")
+set(toy_cpu "${SKELETON_DIR}/toy-cpuid.txt")
+
+# 2. Configure and build the skeleton against it, warnings as errors.
+set(configure "${CMAKE_COMMAND}" -S "${SKELETON_DIR}" -B "${WORK_DIR}/build"
+    "-DCMAKE_PREFIX_PATH=${PMCHAL_PREFIX}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_COMPILE_WARNING_AS_ERROR=ON)
+if(CXX)
+  list(APPEND configure "-DCMAKE_CXX_COMPILER=${CXX}")
+endif()
+if(GENERATOR)
+  list(APPEND configure -G "${GENERATOR}")
+endif()
+run(ignored 0 ${configure})
+run(ignored 0 "${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
+
+# 3. A config file whose plugin_path and events_path (relative to the file) hold the build.
+file(WRITE "${WORK_DIR}/config.toml"
+  "# written by check-installed.cmake\nplugin_path = [\"build/plugins\"]\nevents_path = [\"build/events\"]\n")
+set(cfg --config "${WORK_DIR}/config.toml")
+
+# 4. On a Pentium III the toy backend is loaded, is a candidate that does not match, and p6 wins.
+run(out 0 "${pmc}" ${cfg} probe --json --cpuid-dump pentium-iii)
+json_get(backend "${out}" backend)
+if(NOT backend STREQUAL "p6")
+  fail("on pentium-iii the chosen backend is '${backend}', expected p6:\n${out}")
+endif()
+string(JSON n LENGTH "${out}" candidates)
+set(found FALSE)
+if(n GREATER 0)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE ${last})
+    json_get(name "${out}" candidates ${i} backend)
+    if(name STREQUAL "toy")
+      set(found TRUE)
+      json_get(score "${out}" candidates ${i} score)
+      json_get(reason "${out}" candidates ${i} reason)
+      if(NOT score EQUAL 0 OR NOT reason STREQUAL "toy backend: matches no real CPU")
+        fail("toy candidate on pentium-iii: score ${score}, reason '${reason}'")
+      endif()
+    endif()
+  endforeach()
+endif()
+if(NOT found)
+  fail("the toy backend is not among the candidates:\n${out}")
+endif()
+if(NOT out MATCHES "build/plugins/libtoy\\.so")
+  fail("plugins do not list build/plugins/libtoy.so:\n${out}")
+endif()
+
+# 5. On the imaginary ToyVendorCPU the toy backend wins, and encodes from its events.toml:
+#    TOY_INSTRUCTIONS (0x02) | LOADS (0x01 << 8) | usr (bit 16) = 0x10102;
+#    instructions = TOY_INSTRUCTIONS:ANY with usr + os (bits 16, 17) = 0x30002.
+run(out 0 "${pmc}" ${cfg} probe --json --cpuid-dump "${toy_cpu}")
+json_get(backend "${out}" backend)
+if(NOT backend STREQUAL "toy")
+  fail("on toy-cpuid.txt the chosen backend is '${backend}', expected toy:\n${out}")
+endif()
+run(out 0 "${pmc}" ${cfg} encode --json --cpuid-dump "${toy_cpu}" TOY_INSTRUCTIONS:LOADS:u instructions)
+json_get(c0 "${out}" 0 config)
+json_get(c1 "${out}" 1 config)
+if(NOT c0 STREQUAL "0x10102" OR NOT c1 STREQUAL "0x30002")
+  fail("encodings ${c0}, ${c1}; expected 0x10102, 0x30002:\n${out}")
+endif()
+
+# 6. Installed into the pmchal tree (the skeleton's default prefix), it needs no config at all.
+run(ignored 0 "${CMAKE_COMMAND}" --install "${WORK_DIR}/build")
+set(no_config "${CMAKE_COMMAND}" -E env --unset=PMC_CONFIG "XDG_CONFIG_HOME=${WORK_DIR}/no-config")
+run(out 0 ${no_config} "${pmc}" list --json --cpuid-dump "${toy_cpu}")
+string(JSON n LENGTH "${out}")
+json_get(source "${out}" 0 source)
+if(NOT n EQUAL 2 OR NOT source MATCHES "share/pmchal/events/toy\\.toml")
+  fail("installed: expected the 2 toy events from share/pmchal/events/toy.toml:\n${out}")
+endif()
+
+# 7. No simulated device model for toy: counting fails, and says why.
+run(out 1 ${no_config} "${pmc}" stat --cpuid-dump "${toy_cpu}" --workload p6-demo)
+if(NOT out MATCHES "no simulated device model 'toy'")
+  fail("pmc stat on toy: unexpected message:\n${out}")
+endif()
+
+message(STATUS "check-installed: the toy backend builds against ${PMCHAL_PREFIX} and loads")

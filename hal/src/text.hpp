@@ -1,0 +1,28 @@
+// Small text helpers shared by the loaders and the encoder.
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmc::detail {
+
+// Event and unit-mask names are matched without regard to case, as libpfm4 does.
+inline bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+inline std::string join(const std::vector<std::string>& items, std::string_view separator = ", ") {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += separator;
+    out += i;
+  }
+  return out;
+}
+
+}  // namespace pmc::detail

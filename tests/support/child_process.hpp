@@ -1,0 +1,115 @@
+// Test support: run a child process with exactly the environment given, capturing stdout,
+// stderr and the exit status; temporary directories; whole-file reads and writes.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pmc_test {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;   // exit status, or -signal
+  std::string out;
+  std::string err;
+  std::string command;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "`" << r.command << "` exited " << r.status << "\n--- stdout:\n" << r.out << "--- stderr:\n" << r.err;
+}
+
+inline std::string slurp(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void spit(const fs::path& file, const std::string& text) {
+  fs::create_directories(file.parent_path());
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+}
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix = "pmc-test") {
+    std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+using Env = std::map<std::string, std::optional<std::string>>;  // nullopt = unset
+
+// Runs exe with args and exactly the environment env (no variable of ours leaks in), in cwd.
+inline Result run(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& scratch,
+           const fs::path& cwd = {}) {
+  Result r;
+  r.command = exe.string();
+  std::vector<std::string> argv_s{exe.string()};
+  for (const auto& a : args) {
+    argv_s.push_back(a);
+    r.command += " " + a;
+  }
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (const auto& [k, v] : env)
+    if (v) env_s.push_back(k + "=" + *v);
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  const fs::path out_file = scratch / "child.stdout";
+  const fs::path err_file = scratch / "child.stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    r.err = std::string("posix_spawn failed: ") + std::strerror(rc);
+    return r;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
+  r.out = slurp(out_file);
+  r.err = slurp(err_file);
+  return r;
+}
+
+}  // namespace pmc_test
