@@ -123,8 +123,9 @@ struct CatalogLoader {
       if (!c->is_table()) fail_at(*c, errc::invalid_argument, "'cpus' must be a table of tag = description");
       for (const auto& [key, value] : *c->as_table()) {
         if (!value.is_string()) fail_at(value, errc::invalid_argument, fmt::format("cpu tag '{}' needs a description string", key.str()));
-        auto it = std::find_if(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& t) { return t.name == key.str(); });
-        if (it == cat.cpus_.end()) cat.cpus_.push_back(CpuTag{std::string(key.str()), value.as_string()->get()});
+        const std::string tag(key.str());
+        auto it = std::find_if(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& t) { return t.name == tag; });
+        if (it == cat.cpus_.end()) cat.cpus_.push_back(CpuTag{tag, value.as_string()->get()});
         else it->description = value.as_string()->get();
       }
     }

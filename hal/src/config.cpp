@@ -25,7 +25,7 @@ Config load_config(const fs::path& file) {
   Config cfg;
   toml::table doc = detail::parse_toml_file(file);
   detail::check_keys(doc, {"backend", "access", "plugin_path", "events_path", "cpu"}, "the config file");
-  fs::path base = file.parent_path();
+  fs::path base = fs::absolute(file).lexically_normal().parent_path();
   cfg.file = file;
   auto mark = [&](std::string_view key) { cfg.origin[std::string(key)].where = detail::where(detail::node_of(doc, key)); };
 
@@ -53,7 +53,10 @@ Config load_config(const fs::path& file) {
   if (auto cpu = detail::get_string(doc, "cpu")) {
     if (cpu->empty()) detail::fail_at(detail::node_of(doc, "cpu"), errc::invalid_argument,
                                       "'cpu' must be \"native\" or a CPUID dump file");
-    cfg.cpu = *cpu == "native" ? *cpu : relative_to(base, *cpu).string();
+    // "native", a path (relative to this file), or a bare name of a bundled dump ("pentium-iii").
+    std::error_code ec;
+    bool bare_name = cpu->find('/') == std::string::npos && !fs::exists(base / *cpu, ec);
+    cfg.cpu = *cpu == "native" || bare_name ? *cpu : relative_to(base, *cpu).string();
     mark("cpu");
   }
   return cfg;

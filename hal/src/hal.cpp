@@ -33,12 +33,21 @@ std::string origin_of(const Config& c, const std::string& key) {
   return it == c.origin.end() ? std::string("default") : it->second.where;
 }
 
+// A bare name ("pentium-iii") that is not a file names a dump bundled in share/pmchal/cpuid.
+std::filesystem::path resolve_cpuid_dump(const std::string& given) {
+  std::error_code ec;
+  if (std::filesystem::exists(given, ec)) return given;
+  auto bundled = default_paths().data / "cpuid" / (given + ".txt");
+  if (given.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
+  return given;
+}
+
 }  // namespace
 
 Hal Hal::open(const Config& config) {
   auto impl = std::make_unique<detail::HalImpl>();
   impl->config = config;
-  impl->cpu = config.cpu == "native" ? read_native_cpu() : load_cpuid_dump(config.cpu);
+  impl->cpu = config.cpu == "native" ? read_native_cpu() : load_cpuid_dump(resolve_cpuid_dump(config.cpu));
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
   dirs.push_back(default_paths().plugins);
@@ -49,7 +58,12 @@ Hal Hal::open(const Config& config) {
   int best = 0;
   for (const auto& p : impl->plugins) {
     if (!p.loaded) continue;
-    Candidate c{p.status.backend, p.loaded->backend->probe(impl->cpu)};
+    Candidate c{p.status.backend, {}};
+    try {
+      c.match = p.loaded->backend->probe(impl->cpu);
+    } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
+      c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}};
+    }
     if (config.backend == "auto" && c.match.score > best) {
       best = c.match.score;
       chosen = &p;

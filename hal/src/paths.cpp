@@ -8,7 +8,7 @@ namespace pmc {
 // be moved anywhere, and the build tree (laid out the same way) works before installing.
 Paths default_paths() {
   namespace fs = std::filesystem;
-  fs::path libdir = boost::dll::this_line_location().parent_path();
+  fs::path libdir = boost::dll::this_line_location().lexically_normal().parent_path();
   fs::path prefix = libdir;
   const fs::path lib_subdir(PMC_LIB_SUBDIR);  // "lib" or "lib/x86_64-linux-gnu"
   for (auto it = lib_subdir.begin(); it != lib_subdir.end(); ++it) prefix = prefix.parent_path();

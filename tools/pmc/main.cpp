@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
   app.fallthrough();  // --config is accepted after the subcommand too
   Options o;
   std::string config;
-  app.add_option("--config", config, "config file (otherwise $PMC_CONFIG, ~/.config/pmc/config.toml, /etc/pmc/config.toml)");
+  app.add_option("--config", config, "config file (otherwise $PMC_CONFIG, $XDG_CONFIG_HOME/pmc/config.toml or ~/.config/pmc/config.toml, /etc/pmc/config.toml)");
 
   auto add_cpu = [&](CLI::App* sub) {
     sub->add_option("--cpuid-dump", o.cpuid_dump,

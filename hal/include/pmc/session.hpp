@@ -16,7 +16,7 @@ struct Reading {
   std::string event;          // as added
   std::string canonical;
   std::uint64_t value = 0;    // 64-bit, wrap-corrected over the hardware width
-  std::uint64_t time_enabled = 0;  // ns (or cycles on simulated hardware)
+  std::uint64_t time_enabled = 0;  // ns of wall-clock time the session was counting
   std::uint64_t time_running = 0;
   bool extrapolated = false;
   std::uint64_t granularity = 1;   // counts are multiples of this (interrupt-counting PMUs)
