@@ -93,7 +93,8 @@ BOOST_AUTO_TEST_CASE(make_device_knows_p6_only) {
 
 BOOST_AUTO_TEST_CASE(registers_start_at_zero) {
   auto d = p6();
-  for (std::uint32_t msr : {PerfCtr0, PerfCtr1, PerfEvtSel0, PerfEvtSel1}) BOOST_TEST(d->read(msr) == 0u);
+  for (std::uint32_t msr : {PerfCtr0, PerfCtr1, PerfEvtSel0, PerfEvtSel1})
+    BOOST_TEST(d->read(msr) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(other_msrs_fault_naming_the_address) {
@@ -137,9 +138,10 @@ BOOST_AUTO_TEST_CASE(item3_bit22_in_perfevtsel1_is_reserved) {
 // the driver's business (perfctr's P6_EVNTSEL_RESERVED), tested with the backend.
 BOOST_AUTO_TEST_CASE(item13_reserved_bits_fault) {
   auto d = p6();
-  BOOST_TEST(throws([&] { d->write(PerfEvtSel0, (1ULL << 21) | INST_RETIRED); }, errc::register_fault,
+  const u64 bit21 = 1ULL << 21;
+  BOOST_TEST(throws([&] { d->write(PerfEvtSel0, bit21 | INST_RETIRED); }, errc::register_fault,
                     {"PerfEvtSel0", "bit 21"}));
-  BOOST_TEST(throws([&] { d->write(PerfEvtSel1, (1ULL << 21) | INST_RETIRED); }, errc::register_fault,
+  BOOST_TEST(throws([&] { d->write(PerfEvtSel1, bit21 | INST_RETIRED); }, errc::register_fault,
                     {"PerfEvtSel1", "bit 21"}));
   BOOST_TEST(throws([&] { d->write(PerfEvtSel0, 1ULL << 32); }, errc::register_fault, {"bit 32"}));
   BOOST_TEST(throws([&] { d->write(PerfEvtSel1, 1ULL << 63); }, errc::register_fault, {"bit 63"}));
@@ -373,14 +375,15 @@ BOOST_AUTO_TEST_CASE(item11_mode_filtering) {
 // Item 12: MESI events count the states UMASK selects; UMASK 0 counts nothing (Linux's NOP
 // event 0x0000002E).
 BOOST_AUTO_TEST_CASE(item12_mesi_unit_masks) {
-  const Segment s = seg(10, {{"l2_rqsts.m", 1}, {"l2_rqsts.e", 2}, {"l2_rqsts.s", 4}, {"l2_rqsts.i", 8},
-                             {"l2_ld.m", 16}, {"l2_ld.e", 32}, {"l2_ld.i", 64}});
+  const Segment s = seg(10, {{"l2_rqsts.m", 1}, {"l2_rqsts.e", 2}, {"l2_rqsts.s", 4},
+                             {"l2_rqsts.i", 8}, {"l2_ld.m", 16}, {"l2_ld.e", 32}, {"l2_ld.i", 64}});
   struct Case {
     u64 code, mask, want;
   };
-  for (const Case& c : {Case{L2_RQSTS, 0x00, 0}, Case{L2_RQSTS, 0x0F, 150}, Case{L2_RQSTS, 0x01, 80},
-                        Case{L2_RQSTS, 0x08, 10}, Case{L2_RQSTS, 0x06, 60}, Case{L2_LD, 0x0C, 480},
-                        Case{L2_LD, 0x03, 640}, Case{L2_LD, 0x00, 0}}) {
+  for (const Case& c : {Case{L2_RQSTS, 0x00, 0}, Case{L2_RQSTS, 0x0F, 150},
+                        Case{L2_RQSTS, 0x01, 80}, Case{L2_RQSTS, 0x08, 10},
+                        Case{L2_RQSTS, 0x06, 60}, Case{L2_LD, 0x0C, 480}, Case{L2_LD, 0x03, 640},
+                        Case{L2_LD, 0x00, 0}}) {
     auto d = p6();
     d->write(PerfEvtSel0, EN | USR | umask(c.mask) | c.code);
     d->run(s);
@@ -494,7 +497,8 @@ BOOST_AUTO_TEST_CASE(bus_self_and_any) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_event_codes_count_nothing_and_known_ones_their_signal) {
-  const Segment s = seg(10, {{"mmx_instr_exec", 3}, {"emon_kni_inst_retired", 4}, {"instructions", 9}});
+  const Segment s =
+      seg(10, {{"mmx_instr_exec", 3}, {"emon_kni_inst_retired", 4}, {"instructions", 9}});
   auto d = p6();
   d->write(PerfEvtSel0, EN | USR | 0x01);  // no P6 event 0x01
   d->write(PerfEvtSel1, USR | 0xFF);       // nor 0xFF
@@ -581,8 +585,10 @@ BOOST_AUTO_TEST_CASE(chunking_does_not_create_edges) {
 BOOST_AUTO_TEST_CASE(run_workload_refuses_impossible_widths) {
   auto d = p6();
   const auto w = workload({seg(10, {{"instructions", 1}})});
-  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w, 1, {}); }, errc::invalid_argument, {"width 1"}));
-  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w, 65, {}); }, errc::invalid_argument, {"width 65"}));
+  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w, 1, {}); }, errc::invalid_argument,
+                    {"width 1"}));
+  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w, 65, {}); }, errc::invalid_argument,
+                    {"width 65"}));
   // 200 events in one cycle cannot stay below 2^7 = 128 between two calls.
   const auto w200 = workload({seg(10, {{"instructions", 200}})});
   BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w200, 8, {}); }, errc::invalid_argument,

@@ -41,7 +41,9 @@ Failure failure(F&& f) {
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -118,6 +120,21 @@ BOOST_AUTO_TEST_CASE(repeat_multiplies_exactly) {
   BOOST_TEST(w.total_cycles() == 1'000'000'000'000'000'030u);
 }
 
+// TOML reads an unquoted dotted key (l2_ld.m = 1) as nested tables; it names the same signal as
+// the quoted key "l2_ld.m".
+BOOST_AUTO_TEST_CASE(dotted_signal_keys_need_no_quotes) {
+  const Workload w = pmc::sim::parse_workload(
+      "[[segment]]\ncycles = 5\n[segment.signals]\nl2_ld.m = 1\nbus_tran_brd.self = 2\n"
+      "\"l2_ld.e\" = 3\ninstructions = 4\n",
+      "dotted.toml");
+  const auto& signals = w.segments.at(0).signals;
+  BOOST_TEST(signals.size() == 4u);
+  BOOST_TEST(w.segments[0].per_cycle("l2_ld.m") == 1u);
+  BOOST_TEST(w.segments[0].per_cycle("bus_tran_brd.self") == 2u);
+  BOOST_TEST(w.segments[0].per_cycle("l2_ld.e") == 3u);
+  BOOST_TEST(w.segments[0].per_cycle("instructions") == 4u);
+}
+
 BOOST_AUTO_TEST_CASE(totals_refuse_64_bit_overflow) {
   Workload w;
   w.name = "big";
@@ -155,7 +172,8 @@ BOOST_AUTO_TEST_CASE(bad_files_name_file_line_and_column) {
       BOOST_TEST(contains(f.what, c.says), f.what);
     }
   }
-  const Failure missing = failure([] { (void)pmc::sim::load_workload(kData / "no-such-file.toml"); });
+  const Failure missing =
+      failure([] { (void)pmc::sim::load_workload(kData / "no-such-file.toml"); });
   BOOST_TEST((missing.code == errc::io));
   BOOST_TEST(contains(missing.what, "no-such-file.toml"));
 }
@@ -176,8 +194,10 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_line_and_column) {
        "'name' must be a string, not an integer"},
       {__LINE__, "[[segment]]\ncycles = \"10\"\n", errc::invalid_argument, "2:10",
        "'cycles' must be an integer, not a string"},
-      {__LINE__, "[[segment]]\ncycles = -5\n", errc::invalid_argument, "2:10", "'cycles' must be > 0"},
-      {__LINE__, "[[segment]]\ncycles = 0\n", errc::invalid_argument, "2:10", "'cycles' must be > 0"},
+      {__LINE__, "[[segment]]\ncycles = -5\n", errc::invalid_argument, "2:10",
+       "'cycles' must be > 0"},
+      {__LINE__, "[[segment]]\ncycles = 0\n", errc::invalid_argument, "2:10",
+       "'cycles' must be > 0"},
       {__LINE__, "name = \"x\"\n\n[[segment]]\nmode = \"user\"\n", errc::invalid_argument, "3:1",
        "missing required key 'cycles'"},
       {__LINE__, "[[segment]]\ncycles = 5\nmode = \"User\"\n", errc::invalid_argument, "3:8",
@@ -186,12 +206,16 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_line_and_column) {
        "'halted' must be true or false"},
       {__LINE__, "[[segment]]\ncycles = 5\nsignals = 3\n", errc::invalid_argument, "3:11",
        "'signals' must be a table"},
-      {__LINE__, "[[segment]]\ncycles = 5\nsignals = { instructions = -1 }\n", errc::invalid_argument,
-       "3:28", "signal 'instructions' must be >= 0"},
+      {__LINE__, "[[segment]]\ncycles = 5\nsignals = { instructions = -1 }\n",
+       errc::invalid_argument, "3:28", "signal 'instructions' must be >= 0"},
       {__LINE__, "[[segment]]\ncycles = 5\n[segment.signals]\n\"l2_ld.m\" = 1.5\n",
        errc::invalid_argument, "4:13", "signal 'l2_ld.m' must be an integer"},
       {__LINE__, "[[segment]]\ncycles = 5\n[segment.signals]\n\"\" = 1\n", errc::invalid_argument,
        "4:1", "empty signal name"},
+      {__LINE__, "[[segment]]\ncycles = 5\n[segment.signals]\nl2_ld.m = \"x\"\n",
+       errc::invalid_argument, "4:11", "signal 'l2_ld.m' must be an integer"},
+      {__LINE__, "[[segment]]\ncycles = 5\n[segment.signals]\nl2_ld.m = 1\n\"l2_ld.m\" = 2\n",
+       errc::invalid_argument, "5:1", "signal 'l2_ld.m' is given twice"},
       {__LINE__, "[[segment]]\ncycles = 5\nsignals = { cycles = 1 }\n", errc::invalid_argument,
        "3:13", "'cycles' is implicit"},
       {__LINE__, "[[segment]]\ncycles = 5\nrepeat = 0\n", errc::invalid_argument, "3:10",
@@ -206,8 +230,8 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_line_and_column) {
        "0 <= begin < end"},
       {__LINE__, "[[segment]]\ncycles = 5\npc = [\"a\", \"b\"]\n", errc::invalid_argument, "3:7",
        "'pc' must be an array of integers"},
-      {__LINE__, "[[segment]]\ncycles = 5\npc = [0, 16]\nrepeat = 100_000\n", errc::invalid_argument,
-       "4:10", "raise 'cycles' instead"},
+      {__LINE__, "[[segment]]\ncycles = 5\npc = [0, 16]\nrepeat = 100_000\n",
+       errc::invalid_argument, "4:10", "raise 'cycles' instead"},
       {__LINE__, "name = \"x\"\n[segment]\ncycles = 5\n", errc::invalid_argument, "2:1",
        "write each one as [[segment]]"},
       {__LINE__, "segment = [{ cycles = 5 }, 3]\n", errc::invalid_argument, "1:11",
@@ -224,7 +248,8 @@ BOOST_AUTO_TEST_CASE(bad_inputs_name_line_and_column) {
        "[[segment]]\ncycles = 9223372036854775807\n[[segment]]\ncycles = 9223372036854775807\n"
        "[[segment]]\ncycles = 2\n",
        errc::invalid_argument, "1:1", "total cycles exceed 2^64 - 1"},
-      {__LINE__, "[[segment]]\ncycles = 5\nrepeat = 2\nrepeat = 3\n", errc::parse, "4:10", "repeat"},
+      {__LINE__, "[[segment]]\ncycles = 5\nrepeat = 2\nrepeat = 3\n", errc::parse, "4:10",
+       "repeat"},
   };
   for (const Case& c : cases) {
     BOOST_TEST_CONTEXT("case at line " << c.line) {

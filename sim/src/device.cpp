@@ -14,7 +14,8 @@ namespace pmc::sim {
 
 std::unique_ptr<Device> make_device(std::string_view model, const CpuInfo& cpu) {
   if (model == "p6") return std::make_unique<P6Device>(cpu);
-  throw Error(errc::not_found, fmt::format("no simulated device model '{}' (available: p6)", model));
+  throw Error(errc::not_found,
+              fmt::format("no simulated device model '{}' (available: p6)", model));
 }
 
 namespace {

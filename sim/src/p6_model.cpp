@@ -233,7 +233,7 @@ void P6Device::write(std::uint32_t msr, std::uint64_t value) {
       const std::uint64_t bad = value & (i == 0 ? kReservedSel0 : kReservedSel1);
       if (bad != 0) {
         const int bit = std::countr_zero(bad);
-        std::string why = bit >= 32 ? " (bits 63:32 are reserved)"
+        const char* why = bit >= 32   ? " (bits 63:32 are reserved)"
                           : bit == 22 ? " (EN exists only in PerfEvtSel0)"
                                       : "";
         throw Error(errc::register_fault,
@@ -253,7 +253,8 @@ void P6Device::write(std::uint32_t msr, std::uint64_t value) {
 std::uint64_t P6Device::rdpmc(std::uint32_t index) {
   if (index >= 2) {
     throw Error(errc::register_fault,
-                fmt::format("#GP: RDPMC with ECX = {:#x}: the P6 has counters 0 and 1 only", index));
+                fmt::format("#GP: RDPMC with ECX = {:#x}: the P6 has counters 0 and 1 only",
+                            index));
   }
   if (reader_cpl_ > 0 && !cr4_pce_) {
     throw Error(errc::register_fault,
@@ -308,7 +309,8 @@ void P6Device::count(unsigned i, const Segment& segment) {
 
   // value + n_times * per_time, modulo 2^40, and the number of wraps, without loops: split
   // per_time (< 2^67) at bit 40 so every product fits in 128 bits.
-  const u128 lo = static_cast<u128>(ctr_[i]) + static_cast<u128>(n_times) * (per_time & kCounterMask);
+  const u128 lo =
+      static_cast<u128>(ctr_[i]) + static_cast<u128>(n_times) * (per_time & kCounterMask);
   const u128 wraps = static_cast<u128>(n_times) * (per_time >> kWidth) + (lo >> kWidth);
   ctr_[i] = static_cast<std::uint64_t>(lo & kCounterMask);
   // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].

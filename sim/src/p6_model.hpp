@@ -8,7 +8,8 @@
 //    reserved bit set is a #GP and leaves the register unchanged [3]. Bit 19 (PC, pin control)
 //    is stored: the pins are invisible to software.
 //  - PerfCtr writes keep bits 31:0 and copy bit 31 into bits 39:32 [4].
-//  - RDPMC ECX = 0 or 1 returns 40 bits; other indices, and CPL > 0 with CR4.PCE = 0, are a #GP [4].
+//  - RDPMC ECX = 0 or 1 returns 40 bits; other indices, and CPL > 0 with CR4.PCE = 0, are a
+//    #GP [4].
 //  - Counter i counts iff PerfEvtSel0.EN and PerfEvtSel_i's USR/OS bit matches the CPL [3, enable
 //    rule]; CMASK/INV/E and the 40-bit wrap with INT are applied per segment in closed form [3, 4].
 // Not modelled: PPro erratum 26 (RDPMC on stepping < 9), LVTPC masking (interrupts() counts

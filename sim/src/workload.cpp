@@ -57,16 +57,17 @@ Mode parse_mode(const toml::table& seg) {
           fmt::format("unknown mode '{}' (expected \"user\" or \"kernel\")", *mode));
 }
 
-void parse_signals(const toml::table& seg, Segment& out) {
-  const toml::node* node = seg.get("signals");
-  if (!node) return;
-  if (!node->is_table()) {
-    fail_at(*node, errc::invalid_argument,
-            fmt::format("'signals' must be a table, not {}", detail::type_name(node->type())));
-  }
-  for (const auto& [key, value] : *node->as_table()) {
-    const std::string_view name = key.str();
-    if (name.empty()) fail_at(key.source(), errc::invalid_argument, "empty signal name");
+// Signals of a table, flattening nested tables into dotted names: an unquoted dotted key
+// (l2_ld.m = 1, which TOML reads as a table l2_ld holding m) means the same as "l2_ld.m" = 1.
+void add_signals(const toml::table& table, const std::string& prefix, Segment& out) {
+  for (const auto& [key, value] : table) {
+    if (key.str().empty()) fail_at(key.source(), errc::invalid_argument, "empty signal name");
+    std::string name = prefix.empty() ? std::string() : prefix + ".";
+    name += key.str();
+    if (value.is_table()) {
+      add_signals(*value.as_table(), name, out);
+      continue;
+    }
     if (name == kCycles) {
       fail_at(key.source(), errc::invalid_argument,
               "signal 'cycles' is implicit (1 per unhalted cycle) and cannot be set");
@@ -81,8 +82,21 @@ void parse_signals(const toml::table& seg, Segment& out) {
       fail_at(value, errc::invalid_argument,
               fmt::format("signal '{}' must be >= 0 occurrences per cycle, not {}", name, k));
     }
-    out.signals.emplace(std::string(name), static_cast<std::uint64_t>(k));
+    if (!out.signals.emplace(name, static_cast<std::uint64_t>(k)).second) {
+      fail_at(key.source(), errc::invalid_argument,
+              fmt::format("signal '{}' is given twice (a quoted and a dotted key)", name));
+    }
   }
+}
+
+void parse_signals(const toml::table& seg, Segment& out) {
+  const toml::node* node = seg.get("signals");
+  if (!node) return;
+  if (!node->is_table()) {
+    fail_at(*node, errc::invalid_argument,
+            fmt::format("'signals' must be a table, not {}", detail::type_name(node->type())));
+  }
+  add_signals(*node->as_table(), "", out);
 }
 
 // One [[segment]] table; appends it (repeat times) to `out`.
@@ -111,8 +125,8 @@ void parse_segment(const toml::table& seg, std::vector<Segment>& out) {
   }
   parse_signals(seg, s);
 
-  const auto repeat =
-      static_cast<std::uint64_t>(get_ranged(seg, "repeat", 1, kInt64Max, false, ">= 1").value_or(1));
+  const auto repeat = static_cast<std::uint64_t>(
+      get_ranged(seg, "repeat", 1, kInt64Max, false, ">= 1").value_or(1));
   const auto total = checked_mul(s.cycles, repeat);
   if (!total) {
     fail_at(node_of(seg, "repeat"), errc::invalid_argument,
@@ -209,8 +223,9 @@ std::uint64_t Workload::total(std::string_view signal) const {
     auto add = checked_mul(s.cycles, s.per_cycle(signal));
     auto next = add ? checked_add(sum, *add) : std::nullopt;
     if (!next) {
-      throw Error(errc::invalid_argument,
-                  fmt::format("workload '{}': total of signal '{}' exceeds 2^64 - 1", name, signal));
+      throw Error(
+          errc::invalid_argument,
+          fmt::format("workload '{}': total of signal '{}' exceeds 2^64 - 1", name, signal));
     }
     sum = *next;
   }
