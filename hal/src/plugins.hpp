@@ -15,12 +15,13 @@ struct PluginLoad {
   PluginStatus status;
 };
 
+// Exported for the tests (not part of the public API).
 // Loads one backend library: dlopen with RTLD_NOW, the descriptor, its ABI version, then the
 // factory. Never throws; a failure is described in status.error, naming the file.
-PluginLoad load_plugin(const std::filesystem::path& file);
+PMC_API PluginLoad load_plugin(const std::filesystem::path& file);
 
 // Every *.so in the directories, in order; a backend name found again later is reported as
 // shadowed and not loaded.
-std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs);
+PMC_API std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace pmc::detail
