@@ -180,3 +180,48 @@ desc = "b"
   BOOST_TEST(problems[0].find("names counter 3 but the PMU has 2") != std::string::npos, problems[0]);
   BOOST_TEST(problems[1].find("share code 0x10") != std::string::npos, problems[1]);
 }
+
+BOOST_AUTO_TEST_CASE(aliases_select_the_event_and_names_win_over_aliases) {
+  pmc::EventCatalog c;
+  c.load_string(std::string(kHeader) + R"(
+[[event]]
+name = "INSTRUCTION_RETIRED"
+code = 0xC0
+desc = "instructions"
+aliases = ["INST_RETIRED.ANY", "INSTRUCTIONS_RETIRED"]
+[[event]]
+name = "ONLY_B"
+code = 0x3C
+desc = "b"
+cpus = ["b"]
+aliases = ["B_ALIAS"]
+)", "t.toml", "t");
+  BOOST_REQUIRE(c.find("inst_retired.any"));
+  BOOST_TEST(c.find("inst_retired.any")->name == "INSTRUCTION_RETIRED");
+  BOOST_TEST(c.find("INSTRUCTIONS_RETIRED", "a")->name == "INSTRUCTION_RETIRED");
+  BOOST_TEST(c.find("B_ALIAS", "a") == nullptr);  // aliases follow the event's CPU tags
+  BOOST_TEST(c.find("B_ALIAS", "b")->name == "ONLY_B");
+  // Encodings use the name: the canonical string says INSTRUCTION_RETIRED.
+  pmc::Encoding e = pmc::encode_with_catalog(pmc::parse_event("INST_RETIRED.ANY:u"), c, two_counters());
+  BOOST_TEST(e.config == 0x100C0u);
+  BOOST_TEST(e.canonical == "t::INSTRUCTION_RETIRED:u=1:k=0:e=0:i=0:c=0");
+  // A later file's event *named* like an alias is found by that name.
+  c.load_string("backend = \"t\"\n[[event]]\nname = \"INST_RETIRED.ANY\"\ncode = 0xC1\ndesc = \"mine\"\n", "user.toml", "t");
+  BOOST_TEST(c.find("INST_RETIRED.ANY")->code == 0xC1u);
+  BOOST_TEST(c.find("INSTRUCTIONS_RETIRED")->code == 0xC0u);
+}
+
+BOOST_AUTO_TEST_CASE(alias_errors_name_line_and_column) {
+  std::string m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\naliases = [\"A-B\"]\n");
+  BOOST_TEST(m.rfind("t.toml:27:12: alias 'A-B' may hold only letters, digits, '_' and '.'", 0) == 0, m);
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\naliases = [\"x\"]\n");
+  BOOST_TEST(m.find("alias 'x' repeats a name of event X") != std::string::npos, m);
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\n[[event]]\nname = \"Y\"\ncode = 2\ndesc = \"e\"\n"
+                 "aliases = [\"x\"]\n");
+  BOOST_TEST(m.find("alias 'x' of event Y is already a name of event X at t.toml:24:8") != std::string::npos, m);
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\naliases = [\"Z\"]\n[[event]]\nname = \"z\"\ncode = 2\n"
+                 "desc = \"e\"\n");
+  BOOST_TEST(m.find("event 'z' is already an alias of event X") != std::string::npos, m);
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\naliases = \"Z\"\n");
+  BOOST_TEST(m.find("'aliases' must be an array") != std::string::npos, m);
+}

@@ -147,7 +147,8 @@ struct CatalogLoader {
     for (const auto& item : *events->as_array()) {
       if (!item.is_table()) fail_at(item, errc::invalid_argument, "each event must be a table");
       const auto& t = *item.as_table();
-      check_keys(t, {"name", "code", "desc", "umasks", "umask", "counters", "fixed", "generic", "cpus", "modifiers", "reference"},
+      check_keys(t, {"name", "code", "desc", "umasks", "umask", "counters", "fixed", "generic", "cpus", "modifiers", "reference",
+                     "aliases"},
                  "an event");
       EventDef e;
       e.name = *get_string(t, "name", true);
@@ -200,6 +201,37 @@ struct CatalogLoader {
         if (iequal(prev.name, e.name))
           fail_at(node_of(t, "name"), errc::invalid_argument,
                   fmt::format("event '{}' is already defined at {}", e.name, prev.source.str()));
+      // Aliases: other names of the event, spelled like names, unique in the file among names
+      // and aliases (find() prefers a name to an alias across files).
+      if (auto aliases = get_strings(t, "aliases")) {
+        const auto& arr = *t.get("aliases")->as_array();
+        for (std::size_t i = 0; i < aliases->size(); ++i) {
+          const std::string& a = (*aliases)[i];
+          bool ok = !a.empty();
+          for (char ch : a) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.');
+          if (!ok)
+            fail_at(arr[i], errc::invalid_argument,
+                    fmt::format("alias '{}' may hold only letters, digits, '_' and '.'", a));
+          auto clash = [&](const EventDef& d) {
+            return iequal(d.name, a) ||
+                   std::any_of(d.aliases.begin(), d.aliases.end(), [&](const std::string& x) { return iequal(x, a); });
+          };
+          if (iequal(a, e.name) ||
+              std::any_of(e.aliases.begin(), e.aliases.end(), [&](const std::string& x) { return iequal(x, a); }))
+            fail_at(arr[i], errc::invalid_argument, fmt::format("alias '{}' repeats a name of event {}", a, e.name));
+          for (const auto& prev : added)
+            if (clash(prev))
+              fail_at(arr[i], errc::invalid_argument,
+                      fmt::format("alias '{}' of event {} is already a name of event {} at {}", a, e.name, prev.name,
+                                  prev.source.str()));
+          e.aliases.push_back(a);
+        }
+      }
+      for (const auto& prev : added)
+        for (const auto& a : prev.aliases)
+          if (iequal(a, e.name))
+            fail_at(node_of(t, "name"), errc::invalid_argument,
+                    fmt::format("event '{}' is already an alias of event {} at {}", e.name, prev.name, prev.source.str()));
       added.push_back(std::move(e));
     }
     for (auto& e : added) {
@@ -242,6 +274,11 @@ bool applies(const EventDef& e, std::string_view tag) {
 const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) const {
   for (const auto& e : events_)
     if (iequal(e.name, name) && applies(e, tag)) return &e;
+  // Names first, so an event of a later file named like an earlier event's alias wins.
+  for (const auto& e : events_)
+    if (applies(e, tag))
+      for (const auto& a : e.aliases)
+        if (iequal(a, name)) return &e;
   return nullptr;
 }
 

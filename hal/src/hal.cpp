@@ -1,3 +1,4 @@
+#include "access.hpp"
 #include "context.hpp"
 #include "plugins.hpp"
 #include "session_impl.hpp"
@@ -22,6 +23,7 @@ class HalImpl {
   std::vector<Candidate> candidates;
   std::string why;
   std::shared_ptr<Context> ctx;  // null when no backend was chosen
+  std::string access_reason;     // why ctx->access (or why no access method)
 };
 
 }  // namespace detail
@@ -109,8 +111,17 @@ Hal Hal::open(const Config& config) {
     std::error_code ec;
     if (std::filesystem::exists(builtin, ec)) ctx->catalog.load(builtin, ctx->pmu.name);
     for (const auto& p : config.events_path) ctx->catalog.load(p, ctx->pmu.name);
-    ctx->access = config.access == "auto" ? "sim" : config.access;
+    auto verdict = std::find_if(impl->candidates.begin(), impl->candidates.end(),
+                                [&](const Candidate& c) { return c.backend == chosen->status.backend; });
+    const detail::AccessChoice choice = detail::choose_access(
+        config.access, origin_of(config, "access"), impl->cpu.source == "native",
+        verdict != impl->candidates.end() && verdict->match.matched(), chosen->status.backend, detail::find_perf_pmu());
+    ctx->access = choice.access;
+    impl->access_reason = choice.reason;
     impl->ctx = std::move(ctx);
+  } else {
+    impl->access_reason = "no backend, so no PMU events: a session counts only the HAL events (tsc and the OS "
+                          "software events through perf_event_open)";
   }
   return Hal(std::move(impl));
 }
@@ -147,6 +158,7 @@ const EventCatalog& Hal::events() const {
 }
 
 std::string Hal::access() const { return impl_->ctx ? impl_->ctx->access : std::string(); }
+const std::string& Hal::access_reason() const { return impl_->access_reason; }
 
 Encoding Hal::encode(std::string_view event) const {
   const Backend& b = require_backend();
@@ -156,6 +168,14 @@ Encoding Hal::encode(std::string_view event) const {
 Session Hal::session() const {
   (void)require_backend();
   return Session(std::make_unique<detail::SessionImpl>(impl_->ctx));
+}
+
+Session Hal::session(const Scope& scope) const {
+  if (impl_->ctx) return Session(std::make_unique<detail::SessionImpl>(impl_->ctx, scope));
+  // No backend: a context without one, for the HAL events.
+  auto ctx = std::make_shared<detail::Context>();
+  ctx->cpu = impl_->cpu;
+  return Session(std::make_unique<detail::SessionImpl>(std::move(ctx), scope));
 }
 
 }  // namespace pmc

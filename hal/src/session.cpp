@@ -1,5 +1,7 @@
-#include "context.hpp"
 #include "session_impl.hpp"
+
+#include "access.hpp"
+#include "context.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/session.hpp>
@@ -7,28 +9,38 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
 namespace pmc {
+
+std::string Scope::describe() const {
+  switch (kind) {
+    case Kind::thread: return "this thread";
+    case Kind::process: return fmt::format("process {}", pid);
+    case Kind::cpu: return fmt::format("CPU {}", cpu);
+    case Kind::each_cpu: return "each CPU";
+    case Kind::all_cpus: return "all CPUs";
+  }
+  return "?";
+}
 
 namespace detail {
 
 namespace {
-std::uint64_t now_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+const HalEventInfo* hal_info(const Encoding& e) {
+  if (!is_hal_encoding(e)) return nullptr;
+  const std::string name = e.canonical.substr(5, e.canonical.find(':', 5) - 5);
+  for (const auto& h : hal_events())
+    if (name == h.name) return &h;
+  return nullptr;
 }
 }  // namespace
 
-SessionImpl::SessionImpl(std::shared_ptr<const Context> context) : ctx(std::move(context)) {
+SessionImpl::SessionImpl(std::shared_ptr<const Context> context, Scope s, AccessOptions o)
+    : ctx(std::move(context)), scope(s), options(std::move(o)) {
+  if (!ctx->loaded) return;  // HAL events only
   if (ctx->access == "sim") {
-    device = sim::make_device(ctx->pmu.device_model, ctx->cpu);
-    regs = device.get();
-  } else {
-    throw Error(errc::not_supported,
-                fmt::format("access '{}' is not available in this build; use access = \"sim\" to count on the "
-                            "simulated {} PMU",
-                            ctx->access, ctx->pmu.name));
+    auto dev = sim::make_device(ctx->pmu.device_model, ctx->cpu);
+    device = dev.get();
+    registers_ = std::make_unique<RegisterAccess>("sim", ctx, std::move(dev), device);
   }
 }
 
@@ -41,85 +53,203 @@ SessionImpl::~SessionImpl() {
   }
 }
 
-std::vector<Assignment> SessionImpl::assignments() const {
-  std::vector<Assignment> out;
-  for (std::size_t i = 0; i < encodings.size(); ++i) out.push_back({&ctx->pmu.counters[slots[i]], &encodings[i]});
+// The timing order: the clock-like HAL events bracket the PMU counters.
+std::vector<Access*> SessionImpl::accesses() const {
+  std::vector<Access*> out;
+  if (tsc_) out.push_back(tsc_.get());
+  if (perf_) out.push_back(perf_.get());
+  if (registers_) out.push_back(registers_.get());
   return out;
+}
+
+std::vector<int> SessionImpl::cpus() {
+  if (perf_) return perf_->cpus();
+  return online_cpus(options.sysfs_root);
+}
+
+PerfAccess& SessionImpl::perf() {
+  if (!perf_) perf_ = std::make_unique<PerfAccess>(scope, options);
+  return *perf_;
 }
 
 void SessionImpl::add(std::string_view event) {
   if (running) throw Error(errc::invalid_argument, fmt::format("cannot add event '{}' while the session is counting", event));
-  Encoding enc = ctx->backend().encode(parse_event(event), ctx->catalog, ctx->pmu);
-  std::vector<Encoding> next = encodings;
-  next.push_back(std::move(enc));
-  std::vector<std::size_t> placed = schedule(ctx->pmu, next);  // throws: nothing changed
-  encodings = std::move(next);
-  slots = std::move(placed);
-  totals.assign(encodings.size(), 0);
-  last_raw.assign(encodings.size(), 0);
-  programmed = false;
+  EventSpec spec = parse_event(event);
+  if (auto hal = find_hal_event(spec)) return add_hal_event(std::move(*hal));
+  add_backend_event(spec);
 }
 
-void SessionImpl::program() {
-  const Backend& b = ctx->backend();
-  b.program(*regs, ctx->pmu, assignments());
-  for (std::size_t i = 0; i < encodings.size(); ++i) b.write_counter(*regs, ctx->pmu.counters[slots[i]], 0);
-  last_raw.assign(encodings.size(), 0);
-  programmed = true;
+void SessionImpl::add_hal_event(HalEvent h) {
+  std::size_t index = 0;
+  Access* access = nullptr;
+  if (h.info->kind == HalEventKind::tsc) {
+    if (!tsc_) tsc_ = std::make_unique<TscAccess>();
+    index = tsc_->add();
+    access = tsc_.get();
+  } else {
+    const bool fresh = !perf_;
+    PerfEventSpec p;
+    p.event = h.encoding.event;
+    p.type = PERF_TYPE_SOFTWARE;
+    p.config = h.info->config;
+    p.exclude_user = h.exclude_user;
+    p.exclude_kernel = h.exclude_kernel;
+    try {
+      index = perf().add(p);
+    } catch (...) {
+      if (fresh) perf_.reset();  // as it was
+      throw;
+    }
+    access = perf_.get();
+  }
+  encodings.push_back(std::move(h.encoding));
+  entries_.push_back({access, index, nullptr});
+}
+
+void SessionImpl::add_backend_event(const EventSpec& spec) {
+  if (!ctx->loaded)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}' is not a HAL event ({}) and there is no backend for PMU events", spec.text,
+                            [] {
+                              std::string names;
+                              for (const auto& e : hal_events()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+                              return names;
+                            }()));
+  if (ctx->access == "perf") return add_perf_event(spec);
+  if (!registers_)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access '{}' is not available in this build; use access = \"sim\" to count "
+                            "on the simulated {} PMU",
+                            spec.text, ctx->access, ctx->pmu.name));
+  if (scope.kind != Scope::Kind::thread)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access '{}' counts the simulated {} device that run_workload drives, not {}; "
+                            "counting real activity needs access = \"perf\"",
+                            spec.text, ctx->access, ctx->pmu.name, scope.describe()));
+  Encoding enc = ctx->backend().encode(spec, ctx->catalog, ctx->pmu);
+  // Reschedule every backend event with the new one; on any failure nothing has changed.
+  std::vector<Encoding> backend;
+  for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
+  backend.push_back(enc);
+  std::vector<std::size_t> slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+  std::vector<const CounterInfo*> counters;
+  for (std::size_t s : slots) counters.push_back(&ctx->pmu.counters[s]);
+  registers_->assign(backend, counters);
+  // Committed.
+  encodings.push_back(std::move(enc));
+  backend_events_.push_back(encodings.size() - 1);
+  entries_.push_back({registers_.get(), backend.size() - 1, nullptr});
+  for (std::size_t i = 0; i < backend_events_.size(); ++i) entries_[backend_events_[i]].counter = counters[i];
+}
+
+// Access "perf": the kernel programs the counters from the raw encoding. Scheduling still runs,
+// so a set the PMU cannot hold at once is refused with the same message as on the other
+// accesses (one group would never be scheduled), and readings say which counter it planned.
+void SessionImpl::add_perf_event(const EventSpec& spec) {
+  if (ctx->cpu.source != "native")
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
+                            "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
+                            spec.text, ctx->cpu.source));
+  Encoding enc = ctx->backend().encode(spec, ctx->catalog, ctx->pmu);
+  std::vector<Encoding> backend;
+  for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
+  backend.push_back(enc);
+  std::vector<std::size_t> slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+  const bool fresh = !perf_;
+  std::size_t index = 0;
+  try {
+    index = perf().add(perf_raw_event(enc, ctx->catalog.format()));
+  } catch (...) {
+    if (fresh) perf_.reset();
+    throw;
+  }
+  encodings.push_back(std::move(enc));
+  backend_events_.push_back(encodings.size() - 1);
+  entries_.push_back({perf_.get(), index, nullptr});
+  for (std::size_t i = 0; i < backend_events_.size(); ++i)
+    entries_[backend_events_[i]].counter = &ctx->pmu.counters[slots[i]];
 }
 
 void SessionImpl::start() {
   if (running) return;
   if (encodings.empty()) throw Error(errc::invalid_argument, "the session has no events to count");
-  if (!programmed) program();
-  ctx->backend().start(*regs, ctx->pmu, assignments());
-  running = true;
-  started_ns = now_ns();
-}
-
-void SessionImpl::poll() {
-  const Backend& b = ctx->backend();
-  for (std::size_t i = 0; i < encodings.size(); ++i) {
-    const CounterInfo& c = ctx->pmu.counters[slots[i]];
-    std::uint64_t raw = b.read_counter(*regs, c);
-    std::uint64_t mask = c.width >= 64 ? ~0ull : (1ull << c.width) - 1;
-    totals[i] += (raw - last_raw[i]) & mask;  // wrap-corrected delta
-    last_raw[i] = raw;
+  std::vector<Access*> started;
+  try {
+    for (Access* a : accesses()) {
+      a->start();
+      started.push_back(a);
+    }
+  } catch (...) {
+    for (auto it = started.rbegin(); it != started.rend(); ++it) {
+      try {
+        (*it)->stop();
+      } catch (...) {  // the first error is the one to report
+      }
+    }
+    throw;
   }
+  running = true;
 }
 
 void SessionImpl::stop() {
   if (!running) return;
-  ctx->backend().stop(*regs, ctx->pmu, assignments());
   running = false;
-  enabled_ns += now_ns() - started_ns;
-  poll();
+  auto list = accesses();
+  std::exception_ptr first;
+  for (auto it = list.rbegin(); it != list.rend(); ++it) {
+    try {
+      (*it)->stop();
+    } catch (...) {  // stop every access even when one fails, then report the first failure
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 void SessionImpl::reset() {
-  const Backend& b = ctx->backend();
-  if (programmed)
-    for (std::size_t i = 0; i < encodings.size(); ++i) b.write_counter(*regs, ctx->pmu.counters[slots[i]], 0);
-  totals.assign(encodings.size(), 0);
-  last_raw.assign(encodings.size(), 0);
-  enabled_ns = 0;
-  if (running) started_ns = now_ns();
+  for (Access* a : accesses()) a->reset();
+}
+
+void SessionImpl::poll() {
+  for (Access* a : accesses()) a->poll();
 }
 
 std::vector<Reading> SessionImpl::read() {
-  if (running) poll();
-  std::uint64_t enabled = enabled_ns + (running ? now_ns() - started_ns : 0);
+  std::vector<std::pair<Access*, std::vector<std::vector<Count>>>> counts;
+  for (Access* a : accesses()) counts.emplace_back(a, a->read());
+  std::vector<int> each;  // each_cpu: a count that is not per CPU is the same on every CPU
+  if (scope.kind == Scope::Kind::each_cpu) each = cpus();
   std::vector<Reading> out;
   for (std::size_t i = 0; i < encodings.size(); ++i) {
-    Reading r;
-    r.event = encodings[i].event;
-    r.canonical = encodings[i].canonical;
-    r.value = totals[i];
-    r.time_enabled = enabled;
-    r.time_running = enabled;  // every event has its own counter: no multiplexing
-    r.counter_kind = ctx->pmu.counters[slots[i]].kind;
-    r.counter = ctx->pmu.counters[slots[i]].index;
-    out.push_back(std::move(r));
+    const Entry& e = entries_[i];
+    const std::vector<Count>* parts = nullptr;
+    for (const auto& [a, c] : counts)
+      if (a == e.access) parts = &c.at(e.index);
+    std::vector<Count> spread;
+    if (!each.empty() && parts->size() == 1 && parts->front().cpu < 0) {
+      for (int cpu : each) {
+        spread.push_back(parts->front());
+        spread.back().cpu = cpu;
+      }
+      parts = &spread;
+    }
+    for (const Count& c : *parts) {
+      Reading r;
+      r.event = encodings[i].event;
+      r.canonical = encodings[i].canonical;
+      r.value = c.value;
+      r.time_enabled = c.time_enabled;
+      r.time_running = c.time_running;
+      r.extrapolated = c.extrapolated;
+      r.cpu = c.cpu;
+      if (const HalEventInfo* info = hal_info(encodings[i])) r.unit = info->unit;
+      if (e.counter) {
+        r.counter_kind = e.counter->kind;
+        r.counter = e.counter->index;
+      }
+      out.push_back(std::move(r));
+    }
   }
   return out;
 }
@@ -139,6 +269,7 @@ void Session::reset() { impl_->reset(); }
 std::vector<Reading> Session::read() { return impl_->read(); }
 void Session::poll() { impl_->poll(); }
 bool Session::running() const { return impl_->running; }
-sim::Device* Session::device() { return impl_->device.get(); }
+sim::Device* Session::device() { return impl_->device; }
+const Scope& Session::scope() const { return impl_->scope; }
 
 }  // namespace pmc

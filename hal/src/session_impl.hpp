@@ -1,6 +1,11 @@
+// The session behind pmc::Session: the events in the order added, each routed to an access
+// method (access.hpp), backend events scheduled onto the PMU's counters.
 #pragma once
 
+#include "access.hpp"
 #include "context.hpp"
+#include "perf_event.hpp"
+#include "tsc.hpp"
 
 #include <pmc/session.hpp>
 #include <pmc/sim/device.hpp>
@@ -12,7 +17,8 @@ namespace pmc::detail {
 
 class SessionImpl {
  public:
-  explicit SessionImpl(std::shared_ptr<const Context> context);
+  // ctx->loaded may be null: a session without a backend counts HAL events only.
+  explicit SessionImpl(std::shared_ptr<const Context> context, Scope scope = {}, AccessOptions options = {});
   ~SessionImpl();
   SessionImpl(const SessionImpl&) = delete;
   SessionImpl& operator=(const SessionImpl&) = delete;
@@ -25,20 +31,31 @@ class SessionImpl {
   std::vector<Reading> read();
 
   std::shared_ptr<const Context> ctx;
-  std::unique_ptr<sim::Device> device;  // access "sim"
-  RegisterFile* regs = nullptr;
-  std::vector<Encoding> encodings;
-  std::vector<std::size_t> slots;       // index into ctx->pmu.counters, per encoding
-  std::vector<std::uint64_t> totals;    // 64-bit counts
-  std::vector<std::uint64_t> last_raw;  // hardware value at the last poll
+  Scope scope;
+  AccessOptions options;
+  std::vector<Encoding> encodings;  // every event, in the order added
   bool running = false;
-  bool programmed = false;
-  std::uint64_t started_ns = 0;
-  std::uint64_t enabled_ns = 0;
+  sim::Device* device = nullptr;    // access "sim": the device model the register access drives
 
  private:
-  void program();
-  [[nodiscard]] std::vector<Assignment> assignments() const;
+  // Where one event is counted.
+  struct Entry {
+    Access* access = nullptr;
+    std::size_t index = 0;          // its index among that access's events
+    const CounterInfo* counter = nullptr;  // backend events on a register access or perf
+  };
+  void add_backend_event(const EventSpec& spec);
+  void add_hal_event(HalEvent event);
+  void add_perf_event(const EventSpec& spec);
+  PerfAccess& perf();
+  [[nodiscard]] std::vector<Access*> accesses() const;  // in start order
+  [[nodiscard]] std::vector<int> cpus();                // Scope each_cpu: the CPUs read
+
+  std::vector<Entry> entries_;
+  std::vector<std::size_t> backend_events_;  // indexes into encodings of the backend events
+  std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"
+  std::unique_ptr<PerfAccess> perf_;           // software events, and access "perf"
+  std::unique_ptr<TscAccess> tsc_;
 };
 
 }  // namespace pmc::detail

@@ -3,6 +3,8 @@
 
 #include <pmc/error.hpp>
 
+#include "archperf_model.hpp"
+#include "alpha21064_model.hpp"
 #include "p6_model.hpp"
 
 #include <fmt/format.h>
@@ -14,8 +16,10 @@ namespace pmc::sim {
 
 std::unique_ptr<Device> make_device(std::string_view model, const CpuInfo& cpu) {
   if (model == "p6") return std::make_unique<P6Device>(cpu);
+  if (model == "alpha21064") return std::make_unique<Alpha21064Device>();  // CPU 0 of its own system
+  if (model == "archperf") return std::make_unique<ArchPerfDevice>(cpu);
   throw Error(errc::not_found,
-              fmt::format("no simulated device model '{}' (available: p6)", model));
+              fmt::format("no simulated device model '{}' (available: archperf, p6)", model));
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // leaves open are marked [U] and explained where they are applied.
 #include "p6_model.hpp"
 
+#include "counting.hpp"
+
 #include <pmc/error.hpp>
 
 #include <fmt/format.h>
@@ -28,8 +30,6 @@ constexpr unsigned kCmaskShift = 24;              // 31:24
 // Reserved: 63:32 and 21 in both; 22 too in PerfEvtSel1 [3].
 constexpr std::uint64_t kReservedSel0 = 0xFFFFFFFF00000000ULL | (1ULL << 21);
 constexpr std::uint64_t kReservedSel1 = kReservedSel0 | kEn;
-
-constexpr std::uint64_t kCounterMask = (1ULL << P6Device::kWidth) - 1;
 
 __extension__ typedef unsigned __int128 u128;  // exact products of 64-bit cycles and counts
 
@@ -283,41 +283,18 @@ void P6Device::count(unsigned i, const Segment& segment) {
   if ((evtsel_[0] & kEn) == 0) return;
   if ((sel & (segment.mode == Mode::user ? kUsr : kOs)) == 0) return;
 
-  const std::uint64_t n = segment.cycles;
-  const u128 k = events_per_cycle(i, sel, segment);
-  const unsigned cmask = static_cast<unsigned>(sel >> kCmaskShift) & 0xFF;
-  // The per-cycle condition: CMASK = 0 has none of its own (INV is ignored [3]); for the edge
-  // detector it is "at least one event this cycle" ([I], inferred).
-  const bool holds = cmask == 0 ? k > 0 : ((sel & kInv) ? k < cmask : k >= cmask);
-
-  // This segment adds n_times * per_time events.
-  u128 per_time = k;
-  std::uint64_t n_times = n;
-  if (sel & kEdge) {
-    // E counts deasserted->asserted transitions [3]. The condition is constant over the
-    // segment, so there is at most one edge, at its first cycle, and only if the condition did
-    // not hold in the previous cycle this counter counted. [U] policy: that state is kept per
-    // counter, updated only in cycles the counter counts (a cycle filtered out by USR/OS or EN
-    // neither asserts nor deasserts), and cleared when the event select is written.
-    per_time = 1;
-    n_times = (holds && !asserted_[i]) ? 1 : 0;
-  } else if (cmask != 0) {
-    per_time = 1;              // 1 per cycle that satisfies the comparison [3]
-    n_times = holds ? n : 0;
-  }
-  asserted_[i] = holds;
-
-  // value + n_times * per_time, modulo 2^40, and the number of wraps, without loops: split
-  // per_time (< 2^67) at bit 40 so every product fits in 128 bits.
-  const u128 lo =
-      static_cast<u128>(ctr_[i]) + static_cast<u128>(n_times) * (per_time & kCounterMask);
-  const u128 wraps = static_cast<u128>(n_times) * (per_time >> kWidth) + (lo >> kWidth);
-  ctr_[i] = static_cast<std::uint64_t>(lo & kCounterMask);
+  // CMASK / INV / E and the 40-bit wrap [3, 4], in closed form (counting.hpp, shared with the
+  // architectural PMU model). [U] policy for E: the edge detector's state is kept per counter,
+  // updated only in cycles the counter counts (a cycle filtered out by USR/OS or EN neither
+  // asserts nor deasserts), and cleared when the event select is written.
+  const counting::Filter filter{static_cast<unsigned>(sel >> kCmaskShift) & 0xFF,
+                                (sel & kInv) != 0, (sel & kEdge) != 0};
+  const counting::Advance step = counting::advance(
+      ctr_[i], kWidth, segment.cycles, events_per_cycle(i, sel, segment), filter, asserted_[i]);
+  ctr_[i] = step.value;
   // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].
-  if ((sel & kInt) && wraps != 0) {
-    constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-    const u128 total = static_cast<u128>(interrupts_) + wraps;
-    interrupts_ = total > kMax ? kMax : static_cast<std::uint64_t>(total);
+  if ((sel & kInt) && step.wraps != 0) {
+    interrupts_ = counting::saturating_add(interrupts_, step.wraps);
   }
 }
 

@@ -101,7 +101,9 @@ void parse_signals(const toml::table& seg, Segment& out) {
 
 // One [[segment]] table; appends it (repeat times) to `out`.
 void parse_segment(const toml::table& seg, std::vector<Segment>& out) {
-  detail::check_keys(seg, {"cycles", "mode", "repeat", "halted", "ipl", "pc", "signals"},
+  detail::check_keys(seg,
+                     {"cycles", "mode", "repeat", "halted", "ipl", "pc", "cpu", "pid", "parent",
+                      "signals"},
                      "[[segment]]");
   constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
   Segment s;
@@ -122,6 +124,16 @@ void parse_segment(const toml::table& seg, std::vector<Segment>& out) {
     }
     s.pc_begin = static_cast<std::uint64_t>((*pc)[0]);
     s.pc_end = static_cast<std::uint64_t>((*pc)[1]);
+  }
+  // The CPU and the process (Alpha 21064 model: pfm(7) open modes and PCNTLOGSELECT).
+  s.cpu = static_cast<unsigned>(get_ranged(seg, "cpu", 0, 63, false, "0..63").value_or(0));
+  s.pid = static_cast<std::uint64_t>(get_ranged(seg, "pid", 0, kInt64Max, false, ">= 0").value_or(0));
+  s.parent =
+      static_cast<std::uint64_t>(get_ranged(seg, "parent", 1, kInt64Max, false, ">= 1").value_or(0));
+  if (s.parent != 0 && (s.pid == 0 || s.parent == s.pid)) {
+    fail_at(node_of(seg, "parent"), errc::invalid_argument,
+            fmt::format("'parent' {} needs a 'pid' of the child, other than 0 and the parent",
+                        s.parent));
   }
   parse_signals(seg, s);
 

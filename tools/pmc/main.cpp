@@ -1,4 +1,4 @@
-// pmc: probe the CPU, list and encode events, count events of a simulated workload.
+// pmc: probe the CPU, list and encode events, count events of a command or a simulated workload.
 // Errors are one line on stderr; exit 2 for usage errors, 1 for everything else.
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
@@ -9,7 +9,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 
@@ -25,6 +34,9 @@ struct Options {
   bool json = false;
   std::vector<std::string> events;
   std::string workload;
+  std::vector<std::string> command;  // stat: the command to run and its arguments
+  std::optional<std::string> separator;  // stat -x: CSV
+  std::string output;                // stat -o: the report goes to this file
 };
 
 // A bare name ("pentium-iii", "p6-demo") names a file bundled in share/pmchal/<dir>.
@@ -98,6 +110,7 @@ int cmd_probe(const Options& o) {
              {"backend", backend ? json(std::string(backend->name())) : json(nullptr)},
              {"reason", hal.why()},
              {"access", backend ? json(hal.access()) : json(nullptr)},
+             {"access_reason", hal.access_reason()},
              {"pmu", backend ? json{{"description", hal.pmu().description}, {"counters", counters}} : json(nullptr)},
              {"candidates", candidates},
              {"plugins", plugins},
@@ -116,8 +129,9 @@ int cmd_probe(const Options& o) {
     for (const auto& c : pmu.counters)
       counters += fmt::format("{}{} {} ({} bits)", counters.empty() ? "" : ", ", kind_name(c.kind), c.index, c.width);
     fmt::print("Counters:   {}\n", counters);
-    fmt::print("Access:     {}\n", hal.access());
   }
+  fmt::print("Access:     {}\n", backend ? hal.access() : std::string("none"));
+  fmt::print("            {}\n", hal.access_reason());
   fmt::print("Candidates:\n");
   for (const auto& c : hal.candidates())
     fmt::print("  {:<16} score {:>3}  {}\n", c.backend, c.match.score, c.match.reason);
@@ -241,7 +255,7 @@ std::vector<std::string> split_events(const std::vector<std::string>& given) {
   return out;
 }
 
-int cmd_stat(const Options& o) {
+int cmd_stat_workload(const Options& o) {
   pmc::Hal hal = pmc::Hal::open(make_config(o));
   (void)hal.require_backend();
   pmc::sim::Workload workload = pmc::sim::load_workload(resolve_data(o.workload, "workloads", ".toml"));
@@ -302,6 +316,263 @@ int cmd_stat(const Options& o) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// pmc stat -- COMMAND: run the command, count it (and every child it makes) from its exec to its
+// exit, report like perf stat on stderr (or -o FILE), exit with its status.
+
+// The command being counted, for the signal handler.
+volatile sig_atomic_t g_child = 0;
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// Forwards a signal sent to pmc (kill, a supervisor) to the command. A signal from the terminal
+// (Ctrl-C, Ctrl-\, hangup: si_code SI_KERNEL) is not forwarded: it went to the whole foreground
+// process group, the command included, and sending it again would deliver it twice.
+void forward_signal(int sig, siginfo_t* info, void*) {
+  if (info && info->si_code == SI_KERNEL) return;
+  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// The events counted when -e is not given: what works on this machine.
+std::vector<std::string> default_events(const pmc::Hal& hal) {
+  std::vector<std::string> e{"task-clock", "context-switches", "cpu-migrations", "page-faults"};
+  if (hal.backend() && hal.access() == "perf") {
+    e.push_back("cycles");
+    e.push_back("instructions");
+  }
+  e.push_back("tsc");
+  return e;
+}
+
+// "1,234.56" for ns shown as msec, "1,234" for counts.
+std::string msec(std::uint64_t ns) {
+  std::string whole = group_digits(ns / 1000000);
+  return fmt::format("{}.{:02}", whole, (ns % 1000000) / 10000);
+}
+
+std::string per_second(double rate) {
+  if (rate >= 1e9) return fmt::format("{:.3f} G/sec", rate / 1e9);
+  if (rate >= 1e6) return fmt::format("{:.3f} M/sec", rate / 1e6);
+  if (rate >= 1e3) return fmt::format("{:.3f} K/sec", rate / 1e3);
+  return fmt::format("{:.3f} /sec", rate);
+}
+
+std::string quote_command(const std::vector<std::string>& cmd) {
+  std::string out;
+  for (const auto& c : cmd) out += (out.empty() ? "" : " ") + c;
+  return out;
+}
+
+void report_table(std::FILE* out, const std::vector<std::string>& command, const std::vector<pmc::Reading>& readings,
+                  std::uint64_t elapsed_ns, const rusage& ru) {
+  std::optional<std::uint64_t> task_clock, cycles, instructions;
+  for (const auto& r : readings) {
+    if (r.canonical.rfind("hal::task-clock", 0) == 0 && r.time_running) task_clock = r.value;
+    if (r.event == "cycles") cycles = r.value;
+    if (r.event == "instructions") instructions = r.value;
+  }
+  fmt::print(out, "\n Performance counter stats for '{}':\n\n", quote_command(command));
+  for (const auto& r : readings) {
+    const bool counted = r.time_running > 0 || r.time_enabled == 0;
+    std::string value = !counted ? "<not counted>" : r.unit == "ns" ? msec(r.value) : group_digits(r.value);
+    std::string unit = r.unit == "ns" ? "msec" : r.unit;
+    std::string note;
+    if (counted) {
+      if (r.unit == "ns" && elapsed_ns)
+        note = fmt::format("# {:8.3f} CPUs utilized", static_cast<double>(r.value) / static_cast<double>(elapsed_ns));
+      else if (r.unit == "ticks") {
+        const pmc::TscFrequency f = pmc::tsc_frequency();
+        if (f.hz > 0)
+          note = fmt::format("# {:.6f} s at {:.4f} GHz +- {:.2g}% ({})", static_cast<double>(r.value) / f.hz, f.hz / 1e9,
+                             100 * f.uncertainty_hz / f.hz, f.method);
+      } else if (r.event == "instructions" && cycles && *cycles && instructions)
+        note = fmt::format("# {:8.2f} insn per cycle", static_cast<double>(*instructions) / static_cast<double>(*cycles));
+      else if (r.unit.empty() && task_clock && *task_clock)
+        note = fmt::format("# {:>12}", per_second(static_cast<double>(r.value) * 1e9 / static_cast<double>(*task_clock)));
+      if (r.time_running < r.time_enabled)
+        note += fmt::format("  ({:.2f}%)", 100.0 * static_cast<double>(r.time_running) / static_cast<double>(r.time_enabled));
+    }
+    std::string event = r.cpu >= 0 ? fmt::format("CPU{} {}", r.cpu, r.event) : r.event;
+    fmt::print(out, "{:>18} {:<6} {:<28} {}\n", value, unit, event, note);
+  }
+  auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
+  fmt::print(out, "\n{:>18.9f} seconds time elapsed\n\n", static_cast<double>(elapsed_ns) / 1e9);
+  fmt::print(out, "{:>18.9f} seconds user\n", seconds(ru.ru_utime));
+  fmt::print(out, "{:>18.9f} seconds sys\n\n", seconds(ru.ru_stime));
+}
+
+int cmd_stat_command(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const bool defaults = o.events.empty();
+  const std::vector<std::string> events = defaults ? default_events(hal) : split_events(o.events);
+  std::FILE* out = stderr;
+  if (!o.output.empty()) {
+    out = std::fopen(o.output.c_str(), "w");
+    if (!out) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", o.output, std::strerror(errno)));
+  }
+  struct Closer {
+    std::FILE* f;
+    ~Closer() {
+      if (f != stderr) std::fclose(f);
+    }
+  } closer{out};
+
+  // The child waits on `go` until its counters are open, then execs; `failed` carries the errno
+  // of a failed exec (close-on-exec: a successful exec closes it empty).
+  int go[2], failed[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(failed, O_CLOEXEC) != 0)
+    throw pmc::Error(pmc::errc::io, fmt::format("pipe: {}", std::strerror(errno)));
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int sig : kForwarded) sigaddset(&forwarded, sig);
+  sigprocmask(SIG_BLOCK, &forwarded, &previous);  // until the handlers are in place
+  std::fflush(stdout);
+  std::fflush(out);
+  const pid_t pid = fork();
+  if (pid < 0) throw pmc::Error(pmc::errc::io, fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    ::close(go[1]);
+    ::close(failed[0]);
+    char c = 0;
+    ssize_t n = 0;
+    do {
+      n = ::read(go[0], &c, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(127);  // pmc gave up before the exec
+    std::vector<char*> argv;
+    for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    const int err = errno;
+    if (::write(failed[1], &err, sizeof err) < 0) _exit(127);
+    _exit(127);
+  }
+  ::close(go[0]);
+  ::close(failed[1]);
+  g_child = pid;
+  struct sigaction forward {}, saved[std::size(kForwarded)];
+  forward.sa_sigaction = forward_signal;
+  forward.sa_flags = SA_SIGINFO;  // no SA_RESTART: wait4 returns EINTR, and is retried
+  sigemptyset(&forward.sa_mask);
+  for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &forward, &saved[i]);
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
+  auto restore = [&] {
+    g_child = 0;
+    for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &saved[i], nullptr);
+  };
+  auto reap = [&](rusage* ru) {
+    int status = 0;
+    while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR) {
+    }
+    return status;
+  };
+
+  // Counters on the child, inherited by everything it starts, switched on by its exec.
+  pmc::Scope scope = pmc::Scope::process(pid);
+  scope.inherit = true;
+  scope.enable_on_exec = true;
+  std::optional<pmc::Session> session;
+  try {
+    session.emplace(hal.session(scope));
+    for (const auto& e : events) {
+      try {
+        session->add(e);
+      } catch (const pmc::Error& err) {
+        if (!defaults) throw;
+        // A default that this machine or this user cannot count: user mode only when perf
+        // refuses kernel mode (perf_event_paranoid), otherwise left out with a note.
+        if (err.kind() == pmc::errc::permission) {
+          try {
+            session->add(e + ":u");
+            continue;
+          } catch (const pmc::Error&) {  // the note below says why the plain one failed
+          }
+        }
+        fmt::print(stderr, "pmc: not counting {}: {}\n", e, err.what());
+      }
+    }
+    session->start();
+  } catch (...) {
+    ::close(go[1]);  // the child exits 127 without running the command
+    ::close(failed[0]);
+    rusage ru{};
+    reap(&ru);
+    restore();
+    throw;
+  }
+  const std::uint64_t t0 = monotonic_ns();
+  if (::write(go[1], "g", 1) != 1) { /* the child died already: reaped below */ }
+  ::close(go[1]);
+  int exec_errno = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(failed[0], &exec_errno, sizeof exec_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(failed[0]);
+  rusage ru{};
+  const int status = reap(&ru);
+  const std::uint64_t elapsed = monotonic_ns() - t0;
+  restore();
+  session->stop();
+  const std::vector<pmc::Reading> readings = session->read();
+  if (n == static_cast<ssize_t>(sizeof exec_errno))
+    throw pmc::Error(exec_errno == ENOENT ? pmc::errc::not_found : pmc::errc::permission,
+                     fmt::format("cannot run '{}': {}", o.command[0], std::strerror(exec_errno)));
+  const int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+
+  if (o.json) {
+    json counters = json::array();
+    for (const auto& r : readings) {
+      json c{{"event", r.event},
+             {"value", r.value},
+             {"unit", r.unit},
+             {"time_enabled", r.time_enabled},
+             {"time_running", r.time_running},
+             {"extrapolated", r.extrapolated}};
+      if (r.cpu >= 0) c["cpu"] = r.cpu;
+      counters.push_back(std::move(c));
+    }
+    json doc{{"command", o.command}, {"exit_status", exit_status}, {"elapsed_ns", elapsed}, {"counters", counters}};
+    fmt::print(out, "{}\n", doc.dump(2));
+  } else if (o.separator) {
+    const std::string& sep = *o.separator;
+    for (const auto& r : readings) {
+      const bool counted = r.time_running > 0 || r.time_enabled == 0;
+      const double percent = r.time_enabled ? 100.0 * static_cast<double>(r.time_running) / static_cast<double>(r.time_enabled) : 100.0;
+      fmt::print(out, "{}{}{}{}{}{}{}{}{:.2f}\n", counted ? std::to_string(r.value) : std::string("<not counted>"), sep,
+                 r.unit, sep, r.event, sep, r.time_running, sep, percent);
+    }
+  } else {
+    report_table(out, o.command, readings, elapsed, ru);
+  }
+  return exit_status;
+}
+
+int cmd_stat(const Options& o) {
+  if (!o.workload.empty() && !o.command.empty()) {
+    fmt::print(stderr, "pmc: stat counts either a simulated workload (--workload) or a command, not both (see 'pmc stat --help')\n");
+    return 2;
+  }
+  if (o.workload.empty() && o.command.empty()) {
+    fmt::print(stderr, "pmc: stat needs a command (pmc stat [-e EVENTS] -- COMMAND ARGS...) or --workload FILE (see 'pmc stat --help')\n");
+    return 2;
+  }
+  if (!o.workload.empty()) {
+    if (o.separator || !o.output.empty()) {
+      fmt::print(stderr, "pmc: -x and -o apply to counting a command, not --workload (see 'pmc stat --help')\n");
+      return 2;
+    }
+    return cmd_stat_workload(o);
+  }
+  return cmd_stat_command(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -325,10 +596,18 @@ int main(int argc, char** argv) {
   CLI::App* encode = app.add_subcommand("encode", "the register value each event would be programmed with");
   add_cpu(encode);
   encode->add_option("events", o.events, "event strings (EVENT[:UMASK...][:u][:k][:e=1][:i=1][:c=N])")->required();
-  CLI::App* stat = app.add_subcommand("stat", "count events of a simulated workload");
+  CLI::App* stat = app.add_subcommand(
+      "stat", "count events of a command (pmc stat [-e EVENTS] -- COMMAND ARGS...) or of a simulated workload");
   add_cpu(stat);
-  stat->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as p6-demo")->required();
-  stat->add_option("-e,--events", o.events, "events to count, comma-separated (default: cycles,instructions)");
+  stat->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as p6-demo (instead of a command)");
+  stat->add_option("-e,--events", o.events,
+                   "events to count, comma-separated (default: a command: task-clock, context-switches, "
+                   "cpu-migrations, page-faults, tsc, and cycles, instructions where a PMU is counted through perf; "
+                   "a workload: cycles,instructions)");
+  stat->add_option("-x,--field-separator", o.separator, "a command: CSV lines value SEP unit SEP event SEP time_running SEP percent");
+  stat->add_option("-o,--output", o.output, "a command: write the counts to this file instead of stderr");
+  stat->add_option("command", o.command, "the command to count and its arguments (after --)");
+  stat->positionals_at_end();
 
   // CLI11 reports a misspelt subcommand as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {

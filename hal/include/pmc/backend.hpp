@@ -56,6 +56,7 @@ struct Encoding {
   std::optional<unsigned> fixed;      // fixed counter that can count it, if any
   std::uint64_t fixed_control = 0;    // control bits for the fixed counter, if any
   bool interrupt = false;             // overflow interrupt requested
+  std::uint64_t granularity = 1;      // counts are multiples of this (interrupt-counting PMUs)
   const EventDef* def = nullptr;      // catalog entry (valid while the catalog lives)
 };
 

@@ -107,6 +107,7 @@ struct EventDef {
   std::optional<std::uint64_t> fixed_umask;  // a unit mask value that is always applied
   std::string reference;               // where the fact comes from (manual, table)
   SourceRef source;                    // where it was defined
+  std::vector<std::string> aliases;    // other names find() accepts (the SDM's spelling, ...)
 };
 
 // A CPU tag names a model family inside one backend ("piii"); the backend's probe decides

@@ -47,6 +47,16 @@ struct Paths {
 };
 PMC_API Paths default_paths();
 
+// The rate of this machine's time-stamp counter (the `tsc` event). From CPUID 15H (crystal
+// clock * TSC/crystal ratio), else CPUID 16H (base frequency, MHz), else measured against
+// CLOCK_MONOTONIC_RAW. Computed once per process (a measurement takes about 30 ms).
+struct TscFrequency {
+  double hz = 0;              // 0 when this machine has no usable TSC
+  double uncertainty_hz = 0;  // half-width of the interval the true rate lies in
+  std::string method;         // "cpuid 15H", "cpuid 16H", "measured against CLOCK_MONOTONIC_RAW"
+};
+PMC_API TscFrequency tsc_frequency();
+
 struct PluginStatus {
   std::filesystem::path file;
   std::string backend;   // name, when loaded
@@ -82,9 +92,15 @@ class PMC_API Hal {
   [[nodiscard]] const PmuInfo& pmu() const;
   [[nodiscard]] const EventCatalog& events() const;
   [[nodiscard]] std::string access() const;   // the access method a session will use
+  [[nodiscard]] const std::string& access_reason() const;  // why that one (or why none)
 
   [[nodiscard]] Encoding encode(std::string_view event) const;
+  // A session of this thread on the chosen backend; throws not_supported (with why()) when no
+  // backend matches.
   [[nodiscard]] Session session() const;
+  // A session with a scope. It needs no backend: without one it counts only the HAL events
+  // (tsc and the OS software events, see docs/user-guide.md), and adding a PMU event throws.
+  [[nodiscard]] Session session(const Scope& scope) const;
 
  private:
   explicit Hal(std::unique_ptr<detail::HalImpl> impl);

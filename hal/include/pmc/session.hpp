@@ -22,7 +22,32 @@ struct Reading {
   std::uint64_t granularity = 1;   // counts are multiples of this (interrupt-counting PMUs)
   std::string unit;                // "" for plain counts
   CounterKind counter_kind = CounterKind::general;
-  unsigned counter = 0;            // where it was scheduled
+  unsigned counter = 0;            // where it was scheduled (backend events only)
+  int cpu = -1;                    // Scope::each_cpu(): the CPU this reading is for; -1 otherwise
+};
+
+// Whose activity a session counts: the pfm(7) open modes ONE / EACH / ALL and perf_event_open's
+// pid and cpu arguments. Which access method can do what is in docs/user-guide.md.
+struct PMC_API Scope {
+  enum class Kind {
+    thread,    // the thread that starts the session (default)
+    process,   // another process, by pid: each of its threads
+    cpu,       // everything that runs on one CPU
+    each_cpu,  // every online CPU, one reading per event and CPU
+    all_cpus,  // every online CPU, summed
+  };
+  Kind kind = Kind::thread;
+  int pid = 0;                  // Kind::process
+  int cpu = -1;                 // Kind::cpu
+  bool inherit = false;         // also count threads and child processes created later
+  bool enable_on_exec = false;  // Kind::process: counting begins when the process calls exec
+
+  static Scope this_thread() { return {}; }
+  static Scope process(int pid, bool inherit = true) { return {Kind::process, pid, -1, inherit, false}; }
+  static Scope on_cpu(int cpu) { return {Kind::cpu, -1, cpu, false, false}; }
+  static Scope each_cpu() { return {Kind::each_cpu, -1, -1, false, false}; }
+  static Scope all_cpus() { return {Kind::all_cpus, -1, -1, false, false}; }
+  [[nodiscard]] std::string describe() const;  // "this thread", "process 1234", "CPU 2", ...
 };
 
 namespace detail { class SessionImpl; }
@@ -53,6 +78,7 @@ class PMC_API Session {
 
   // Simulated access only: the device model the session programs; nullptr otherwise.
   [[nodiscard]] sim::Device* device();
+  [[nodiscard]] const Scope& scope() const;
 
   explicit Session(std::unique_ptr<detail::SessionImpl> impl);
 

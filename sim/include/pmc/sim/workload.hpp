@@ -25,6 +25,9 @@ struct PMC_API Segment {
   // Alpha 21064 extras (ignored by x86 models).
   unsigned ipl = 0;
   std::uint64_t pc_begin = 0, pc_end = 0;           // PCs executed, evenly spread over [begin, end)
+  unsigned cpu = 0;                                 // the CPU that runs the segment
+  std::uint64_t pid = 0;                            // the process running (0: none, the kernel's own)
+  std::uint64_t parent = 0;                         // pid was forked from this process (0: not said)
 
   [[nodiscard]] std::uint64_t per_cycle(std::string_view signal) const;
 };

@@ -1,0 +1,198 @@
+// The emulated DEC Alpha 21064 (EV4) behind OSF/1 pfm(7): a backend no CPUID can select (probe
+// never matches), chosen by name: `backend = "alpha21064_sim"` or `--backend alpha21064_sim`.
+//
+// The PMU as software sees it (shared/reference/alpha21064.md, "sheet"; the OSF/1 pfm(7) page):
+//  - Two counters. Counter 0 takes a MUX0 select (9 defined values, 4-bit field at ICCSR bits
+//    11:8) and interrupts every 65536 events (PC0 = 0) or 4096 (PC0 = 1); counter 1 takes a
+//    MUX1 select (3 bits at 34:32) and interrupts every 4096 (PC1 = 0) or 256 (PC1 = 1). The
+//    two muxes feed different counters, so every event has one counter (events.toml).
+//  - The counters themselves cannot be read: the driver counts their interrupts ("the driver's
+//    counts of interrupts, not the chip's count of events", sheet 4b). An event count is
+//    interrupts x interval, a multiple of the interval; a partial interval is never seen.
+//  - ICCSR bits 35 and 36 disable counter 0 and 1 ([I] sheet 2); both at once is refused.
+//
+// Driver choices:
+//  - encode(): `config` is the event's ICCSR image in write format (its MUX field, and its PC
+//    bit for the shorter interval); `period=` chooses the interval, default the longer one.
+//  - program(): disables monitoring, logs all processes, collects counters only (what opening
+//    pfm(7) does), then writes the ICCSR: the OR of the events' images, with the disable bit of
+//    a counter no event uses (its interrupts are then dismissed, pfm(7) NOTES).
+//  - start()/stop(): enable/disable monitoring (PCNTRENABLE / PCNTRDISABLE).
+//  - read_counter(): the interrupt count times the counter's interval, read back from the
+//    ICCSR's PC bit. So CounterInfo::width is 64, the width of that count (the driver's counts
+//    are 64-bit longs), not the chip's 16 and 12 bits, which software never sees: a session
+//    folds the value over 64 bits and must not multiply it again.
+//  - write_counter(): only 0, which clears the interrupt count (the partial interval carries
+//    on, sheet 5.8); the driver cannot preset anything else.
+//
+// The device model's register map (sim/include/pmc/sim/alpha21064.hpp; the RegisterFile is the
+// driver's path to PALcode and the interrupt handler): 0 ICCSR, 1 and 2 the interrupt counts of
+// counter 0 and 1, 4 PERFMON (1 enable, 0 disable), 5 LOG (1 all, 2 selected processes),
+// 6 ITEMS (1 counters).
+#include <pmc/backend.hpp>
+#include <pmc/backend_export.hpp>
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+
+#include <new>
+
+namespace pmc::alpha21064_sim {
+
+namespace {
+
+constexpr std::uint32_t kIccsr = 0;
+constexpr std::uint32_t kCount0 = 1;
+constexpr std::uint32_t kCount1 = 2;
+constexpr std::uint32_t kPerfmon = 4;
+constexpr std::uint32_t kLog = 5;
+constexpr std::uint32_t kItems = 6;
+constexpr std::uint64_t kLogAll = 1;
+constexpr std::uint64_t kItemCounters = 1;  // PFM_COUNTERS
+
+constexpr std::uint64_t kPc1 = 1ull << 0;
+constexpr std::uint64_t kPc0 = 1ull << 3;
+constexpr std::uint64_t kDisable0 = 1ull << 35;
+constexpr std::uint64_t kDisable1 = 1ull << 36;
+constexpr unsigned kCounterWidth = 64;  // of the interrupt count x interval, see above
+constexpr unsigned kMux1Code = 0x10;    // events.toml: code = 0x10 + MUX1
+
+// Interrupt intervals, longer first (the default): sheet 2, PF_C0_INT_EVERY_* / PF_C1_INT_EVERY_*.
+struct Periods {
+  std::uint64_t longer;   // PC bit 0
+  std::uint64_t shorter;  // PC bit 1
+};
+constexpr Periods kPeriods[2] = {{65536, 4096}, {4096, 256}};
+
+bool mux0_defined(std::uint64_t v) {
+  return v == 0x0 || v == 0x2 || v == 0x4 || v == 0x6 || v == 0x8 || v == 0xA || v == 0xB || v == 0xC || v == 0xE;
+}
+
+class Alpha21064SimBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "alpha21064_sim"; }
+  std::string_view description() const override {
+    return "DEC Alpha 21064 (EV4) counters through OSF/1 pfm(7), emulated: two interrupt-counting counters";
+  }
+
+  Match probe(const CpuInfo& cpu) const override {
+    Match m;  // score 0: never this CPU
+    try {
+      m.reason = fmt::format(
+          "{}: the emulated Alpha 21064 (OSF/1 pfm(7)) never matches a real CPU; choose it by name: "
+          "backend = \"alpha21064_sim\" or --backend alpha21064_sim",
+          describe(cpu));
+    } catch (...) {
+      m.reason = "the emulated Alpha 21064 never matches a real CPU; choose it by name";
+    }
+    return m;
+  }
+
+  PmuInfo pmu(const CpuInfo&) const override {
+    PmuInfo p;
+    p.name = "alpha21064_sim";
+    p.description = "DEC Alpha 21064 (EV4) through OSF/1 pfm(7), emulated; counts are interrupts x interval";
+    p.cpu_tag = "ev4";
+    p.device_model = "alpha21064";
+    p.counters = {
+        CounterInfo{CounterKind::general, 0, kCounterWidth, kIccsr, kCount0},
+        CounterInfo{CounterKind::general, 1, kCounterWidth, kIccsr, kCount1},
+    };
+    p.registers = {kIccsr, kCount0, kCount1, kPerfmon, kLog, kItems};
+    return p;
+  }
+
+  Encoding encode(const EventSpec& spec, const EventCatalog& catalog, const PmuInfo& pmu) const override {
+    Encoding e = encode_with_catalog(spec, catalog, pmu);
+    const EventDef& def = *e.def;
+    const unsigned counter = def.code >= kMux1Code ? 1 : 0;
+    const std::uint64_t mux = counter == 0 ? def.code : def.code - kMux1Code;
+    if (counter == 0 ? !mux0_defined(mux) : mux > 7) {
+      throw Error(errc::invalid_argument,
+                  fmt::format("event {} ({}) has code 0x{:X}, which is neither a defined MUX0 select (0x0, 0x2, "
+                              "0x4, 0x6, 0x8, 0xA, 0xB, 0xC, 0xE) nor 0x10 + a MUX1 select (0x10-0x17)",
+                              def.name, def.source.str(), def.code));
+    }
+    if (e.counters != std::vector<unsigned>{counter}) {
+      throw Error(errc::invalid_argument,
+                  fmt::format("event {} ({}) is a MUX{} select, so it counts on counter {} only; its 'counters' "
+                              "must be [{}]",
+                              def.name, def.source.str(), counter, counter, counter));
+    }
+
+    const Periods& periods = kPeriods[counter];
+    std::uint64_t period = periods.longer;
+    if (const EventModifier* m = spec.modifier("period")) {
+      if (!m->value || (*m->value != periods.longer && *m->value != periods.shorter)) {
+        throw Error(errc::attribute_value,
+                    event_error(spec, m->column,
+                                fmt::format("period{} is not an interrupt interval of counter {} (allowed: {}, {})",
+                                            m->value ? fmt::format("={}", *m->value) : std::string(), counter,
+                                            periods.longer, periods.shorter)));
+      }
+      period = *m->value;
+    }
+
+    const RegisterFormat& f = catalog.format();
+    std::uint64_t config = 0;
+    f.set(config, counter == 0 ? "mux0" : "mux1", mux);
+    if (period == periods.shorter) f.set(config, counter == 0 ? "pc0" : "pc1", 1);
+    e.config = config;
+    e.canonical = fmt::format("{}::{}:period={}", pmu.name, def.name, period);
+    e.interrupt = true;  // the only way this PMU counts
+    e.granularity = period;  // counts are interrupts x interval
+    return e;
+  }
+
+  void program(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>& set) const override {
+    if (set.empty()) return;
+    std::uint64_t iccsr = 0;
+    bool used[2] = {false, false};
+    for (const auto& a : set) {
+      iccsr |= a.encoding->config;
+      used[a.counter->index] = true;
+    }
+    if (!used[0]) iccsr |= kDisable0;
+    if (!used[1]) iccsr |= kDisable1;
+    regs.write(kPerfmon, 0);
+    regs.write(kLog, kLogAll);
+    regs.write(kItems, kItemCounters);
+    regs.write(kIccsr, iccsr);
+  }
+
+  void start(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>&) const override {
+    regs.write(kPerfmon, 1);
+  }
+
+  void stop(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>&) const override {
+    regs.write(kPerfmon, 0);
+  }
+
+  std::uint64_t read_counter(RegisterFile& regs, const CounterInfo& c) const override {
+    const std::uint64_t interrupts = regs.read(c.counter_msr);
+    const bool shorter = (regs.read(kIccsr) & (c.index == 0 ? kPc0 : kPc1)) != 0;
+    const Periods& periods = kPeriods[c.index == 0 ? 0 : 1];
+    return interrupts * (shorter ? periods.shorter : periods.longer);
+  }
+
+  void write_counter(RegisterFile& regs, const CounterInfo& c, std::uint64_t value) const override {
+    if (value != 0) {
+      throw Error(errc::invalid_argument,
+                  fmt::format("alpha21064_sim counter {} cannot be preset to {}: the pfm driver counts interrupts "
+                              "and can only clear its count",
+                              c.index, value));
+    }
+    regs.write(c.counter_msr, 0);
+  }
+};
+
+Backend* create() { return new (std::nothrow) Alpha21064SimBackend(); }
+
+}  // namespace
+
+const pmc_backend_descriptor descriptor{kBackendAbiVersion, sizeof(pmc_backend_descriptor), "alpha21064_sim",
+                                        &create};
+
+}  // namespace pmc::alpha21064_sim
+
+PMC_EXPORT_BACKEND(pmc::alpha21064_sim::descriptor)

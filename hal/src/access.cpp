@@ -1,0 +1,244 @@
+#include "access.hpp"
+
+#include "text.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/sim/device.hpp>
+
+#include <fmt/format.h>
+
+#include <linux/perf_event.h>
+
+#include <chrono>
+#include <fstream>
+
+namespace pmc::detail {
+
+Access::~Access() = default;
+
+std::uint64_t monotonic_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access selection
+
+PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
+  PerfPmuFacts f;
+  const auto devices = sysfs_root / "bus" / "event_source" / "devices";
+  f.directory = (devices / "cpu").string();
+  for (const char* name : {"cpu", "cpu_core", "cpu_atom"}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(devices / name, ec)) continue;
+    f.exposed = true;
+    f.directory = (devices / name).string();
+    std::ifstream in(devices / name / "type");
+    std::getline(in, f.type);
+    break;
+  }
+  return f;
+}
+
+AccessChoice choose_access(const std::string& configured, const std::string& origin, bool native,
+                           bool backend_matches, const std::string& backend, const PerfPmuFacts& pmu) {
+  if (configured != "auto") {
+    std::string reason = fmt::format("access = \"{}\" ({})", configured, origin);
+    if (configured != "sim" && !native)
+      reason += fmt::format("; the CPU is a CPUID dump, so a session with {} events fails: '{}' counts this "
+                            "machine's PMU, not the dump's",
+                            backend, configured);
+    return {configured, reason};
+  }
+  const std::string head = fmt::format("access = \"auto\" ({}): ", origin);
+  if (!native)
+    return {"sim", head + fmt::format("sim, because the CPU is a CPUID dump: its {} PMU can only be counted on the "
+                                      "simulated device",
+                                      backend)};
+  if (!pmu.exposed)
+    return {"sim", head + fmt::format("sim, because this machine exposes no hardware PMU to Linux perf ({} missing); "
+                                      "{} events count on the simulated device",
+                                      pmu.directory, backend)};
+  if (!backend_matches)
+    return {"sim", head + fmt::format("sim, because the {} backend was named but does not match this CPU, so its "
+                                      "encodings would be wrong for the PMU Linux perf exposes ({})",
+                                      backend, pmu.directory)};
+  return {"perf", head + fmt::format("perf, because Linux perf exposes the hardware PMU ({}{}) and the {} backend "
+                                     "matches this CPU",
+                                     pmu.directory, pmu.type.empty() ? "" : ", type " + pmu.type, backend)};
+}
+
+// ---------------------------------------------------------------------------------------------
+// HAL events
+
+const std::vector<HalEventInfo>& hal_events() {
+  static const std::vector<HalEventInfo> events = {
+      {"tsc", nullptr, HalEventKind::tsc, 0, "ticks",
+       "time-stamp counter ticks (rdtsc) between start and stop; its rate: pmc::tsc_frequency()"},
+      {"task-clock", nullptr, HalEventKind::software, PERF_COUNT_SW_TASK_CLOCK, "ns",
+       "CPU time of the counted tasks (perf software event)"},
+      {"cpu-clock", nullptr, HalEventKind::software, PERF_COUNT_SW_CPU_CLOCK, "ns",
+       "time on the CPU clock while the counted tasks run (perf software event)"},
+      {"context-switches", "cs", HalEventKind::software, PERF_COUNT_SW_CONTEXT_SWITCHES, "",
+       "context switches (perf software event)"},
+      {"cpu-migrations", "migrations", HalEventKind::software, PERF_COUNT_SW_CPU_MIGRATIONS, "",
+       "moves of a counted task to another CPU (perf software event)"},
+      {"page-faults", "faults", HalEventKind::software, PERF_COUNT_SW_PAGE_FAULTS, "",
+       "page faults, minor and major (perf software event)"},
+      {"minor-faults", nullptr, HalEventKind::software, PERF_COUNT_SW_PAGE_FAULTS_MIN, "",
+       "page faults served without I/O (perf software event)"},
+      {"major-faults", nullptr, HalEventKind::software, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "",
+       "page faults that needed I/O (perf software event)"},
+  };
+  return events;
+}
+
+bool is_hal_encoding(const Encoding& e) { return e.canonical.rfind("hal::", 0) == 0; }
+
+std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
+  if (!spec.pmu.empty() && spec.pmu != "hal") return std::nullopt;
+  const HalEventInfo* found = nullptr;
+  for (const auto& e : hal_events())
+    if (iequal(spec.name, e.name) || (e.alias && iequal(spec.name, e.alias))) found = &e;
+  if (!found) {
+    if (spec.pmu == "hal") {
+      std::vector<std::string> names;
+      for (const auto& e : hal_events()) names.emplace_back(e.name);
+      throw Error(errc::not_found, event_error(spec, 1, fmt::format("unknown HAL event '{}' (HAL events: {})",
+                                                                    spec.name, join(names))));
+    }
+    return std::nullopt;
+  }
+  if (!spec.unit_masks.empty())
+    throw Error(errc::unit_mask, event_error(spec, spec.unit_mask_columns.front(),
+                                             fmt::format("HAL event {} takes no unit masks", found->name)));
+  // Software events take the privilege filters u and k (perf's exclude_user/exclude_kernel),
+  // with the libpfm4 meaning: naming one of them clears the other unless it is named too.
+  std::optional<std::uint64_t> u, k;
+  for (const auto& m : spec.modifiers) {
+    const bool privilege = m.name == "u" || m.name == "k";
+    if (!privilege || found->kind == HalEventKind::tsc)
+      throw Error(errc::attribute,
+                  event_error(spec, m.column,
+                              fmt::format("unknown modifier '{}' for HAL event {} (accepted: {})", m.name, found->name,
+                                          found->kind == HalEventKind::tsc ? "none" : "u, k")));
+    auto& slot = m.name == "u" ? u : k;
+    if (slot) throw Error(errc::attribute, event_error(spec, m.column, fmt::format("modifier '{}' given twice", m.name)));
+    std::uint64_t v = m.value.value_or(1);
+    if (v > 1)
+      throw Error(errc::attribute_value,
+                  event_error(spec, m.column, fmt::format("modifier '{}' takes 0 or 1, not {}", m.name, v)));
+    slot = v;
+  }
+  if (u || k) {
+    if (!u) u = 0;
+    if (!k) k = 0;
+    if (*u == 0 && *k == 0)
+      throw Error(errc::feature_combination, event_error(spec, spec.modifiers.front().column,
+                                                         "u=0 and k=0 together count nothing"));
+  } else {
+    u = k = 1;
+  }
+  HalEvent h;
+  h.info = found;
+  h.encoding.event = spec.text;
+  h.encoding.config = found->config;
+  h.encoding.canonical = found->kind == HalEventKind::tsc ? fmt::format("hal::{}", found->name)
+                                                          : fmt::format("hal::{}:u={}:k={}", found->name, *u, *k);
+  h.exclude_user = *u == 0;
+  h.exclude_kernel = *k == 0;
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The register path
+
+RegisterAccess::RegisterAccess(std::string name, std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> regs,
+                               sim::Device* device)
+    : name_(std::move(name)), ctx_(std::move(ctx)), regs_(std::move(regs)), device_(device) {}
+
+RegisterAccess::~RegisterAccess() {
+  if (running_) {
+    try {
+      stop();
+    } catch (...) {  // a destructor must not throw; the counters are switched off as far as possible
+    }
+  }
+}
+
+std::vector<Assignment> RegisterAccess::assignments() const {
+  std::vector<Assignment> out;
+  for (std::size_t i = 0; i < encodings_.size(); ++i) out.push_back({counters_[i], &encodings_[i]});
+  return out;
+}
+
+void RegisterAccess::assign(std::vector<Encoding> encodings, std::vector<const CounterInfo*> counters) {
+  if (running_) throw Error(errc::invalid_argument, "cannot change the events while the counters run");
+  encodings_ = std::move(encodings);
+  counters_ = std::move(counters);
+  totals_.assign(encodings_.size(), 0);
+  last_raw_.assign(encodings_.size(), 0);
+  programmed_ = false;
+}
+
+void RegisterAccess::program() {
+  const Backend& b = ctx_->backend();
+  b.program(*regs_, ctx_->pmu, assignments());
+  for (const CounterInfo* c : counters_) b.write_counter(*regs_, *c, 0);
+  last_raw_.assign(encodings_.size(), 0);
+  programmed_ = true;
+}
+
+void RegisterAccess::start() {
+  if (running_ || encodings_.empty()) return;
+  if (!programmed_) program();
+  ctx_->backend().start(*regs_, ctx_->pmu, assignments());
+  running_ = true;
+  started_ns_ = monotonic_ns();
+}
+
+void RegisterAccess::poll() {
+  const Backend& b = ctx_->backend();
+  for (std::size_t i = 0; i < encodings_.size(); ++i) {
+    const CounterInfo& c = *counters_[i];
+    std::uint64_t raw = b.read_counter(*regs_, c);
+    std::uint64_t mask = c.width >= 64 ? ~0ull : (1ull << c.width) - 1;
+    totals_[i] += (raw - last_raw_[i]) & mask;  // wrap-corrected delta
+    last_raw_[i] = raw;
+  }
+}
+
+void RegisterAccess::stop() {
+  if (!running_) return;
+  ctx_->backend().stop(*regs_, ctx_->pmu, assignments());
+  running_ = false;
+  enabled_ns_ += monotonic_ns() - started_ns_;
+  poll();
+}
+
+void RegisterAccess::reset() {
+  const Backend& b = ctx_->backend();
+  if (programmed_)
+    for (const CounterInfo* c : counters_) b.write_counter(*regs_, *c, 0);
+  totals_.assign(encodings_.size(), 0);
+  last_raw_.assign(encodings_.size(), 0);
+  enabled_ns_ = 0;
+  if (running_) started_ns_ = monotonic_ns();
+}
+
+std::vector<std::vector<Count>> RegisterAccess::read() {
+  if (running_) poll();
+  const std::uint64_t enabled = enabled_ns_ + (running_ ? monotonic_ns() - started_ns_ : 0);
+  std::vector<std::vector<Count>> out;
+  for (std::size_t i = 0; i < encodings_.size(); ++i) {
+    Count c;
+    c.value = totals_[i];
+    c.time_enabled = enabled;
+    c.time_running = enabled;  // every event has its own counter: no multiplexing
+    out.push_back({c});
+  }
+  return out;
+}
+
+}  // namespace pmc::detail

@@ -1,0 +1,472 @@
+#include "perf_event.hpp"
+
+#include "text.hpp"
+
+#include <pmc/cpu.hpp>
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define PMC_HAVE_RDPMC 1
+#else
+#define PMC_HAVE_RDPMC 0
+#endif
+
+namespace pmc::detail {
+
+namespace fs = std::filesystem;
+
+std::string PerfEventSpec::describe() const {
+  if (hardware) return fmt::format("{}, raw 0x{:x}", event, config);
+  return fmt::format("{}, software", event);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure parts
+
+PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
+  auto field = [&](const char* name, unsigned bit) {
+    if (auto f = format.field(name)) return *f;
+    return BitField{bit, 1};
+  };
+  const BitField usr = field("usr", 16), os = field("os", 17), en = field("en", 22), intr = field("int", 20);
+  PerfEventSpec p;
+  p.event = e.event;
+  p.type = PERF_TYPE_RAW;
+  p.hardware = true;
+  std::uint64_t config = e.config;
+  bool user = (config & usr.mask()) != 0;
+  bool kernel = (config & os.mask()) != 0;
+  const auto event_field = format.field("event");
+  const bool has_event = event_field ? (config & event_field->mask()) != 0 : (config & 0xFF) != 0;
+  if (!has_event && e.fixed && e.counters.empty()) {
+    // A fixed-counter-only event: Linux schedules these pseudo-encodings onto the fixed
+    // counters (arch/x86/events/intel: 0x00c0 fixed 0, 0x003c fixed 1, 0x0300 fixed 2).
+    static constexpr std::uint64_t kFixedPseudo[] = {0x00c0, 0x003c, 0x0300};
+    if (*e.fixed < std::size(kFixedPseudo)) config = kFixedPseudo[*e.fixed];
+    // IA32_FIXED_CTR_CTRL: per counter a nibble, bit 0 = OS, bit 1 = USR; accept it shifted into
+    // place or not.
+    std::uint64_t ctl = e.fixed_control;
+    if (ctl > 0xF) ctl >>= 4 * *e.fixed;
+    kernel = ctl & 1;
+    user = ctl & 2;
+  }
+  config &= ~(usr.mask() | os.mask() | en.mask() | intr.mask());
+  p.config = config;
+  p.exclude_user = !user;
+  p.exclude_kernel = !kernel;
+  return p;
+}
+
+Count scale_count(std::uint64_t value, std::uint64_t time_enabled, std::uint64_t time_running) {
+  Count c;
+  c.time_enabled = time_enabled;
+  c.time_running = time_running;
+  if (time_running == 0) return c;  // never on a counter: nothing known
+  if (time_running >= time_enabled) {
+    c.value = value;
+    return c;
+  }
+  __extension__ typedef unsigned __int128 u128;  // value * enabled needs 128 bits
+  const u128 scaled = (static_cast<u128>(value) * time_enabled + time_running / 2) / time_running;
+  c.value = scaled > ~0ull ? ~0ull : static_cast<std::uint64_t>(scaled);
+  c.extrapolated = true;
+  return c;
+}
+
+std::vector<int> parse_cpu_list(std::string_view text) {
+  std::vector<int> out;
+  auto number = [&](std::string_view s) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0)
+      throw Error(errc::parse, fmt::format("CPU list '{}': '{}' is not a CPU number", text, s));
+    return v;
+  };
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t comma = text.find(',', pos);
+    std::string_view part = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    auto dash = part.find('-');
+    int lo = number(part.substr(0, dash));
+    int hi = dash == std::string_view::npos ? lo : number(part.substr(dash + 1));
+    if (hi < lo) throw Error(errc::parse, fmt::format("CPU list '{}': range '{}' is backwards", text, part));
+    for (int c = lo; c <= hi; ++c) out.push_back(c);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int> online_cpus(const fs::path& sysfs_root) {
+  const fs::path file = sysfs_root / "devices" / "system" / "cpu" / "online";
+  std::ifstream in(file);
+  std::string text;
+  if (!in || !std::getline(in, text)) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    std::vector<int> out;
+    for (int c = 0; c < n; ++c) out.push_back(c);
+    return out;
+  }
+  return parse_cpu_list(text);
+}
+
+PerfFacts perf_facts(const AccessOptions& options) {
+  PerfFacts f;
+  f.paranoid_file = (options.proc_root / "sys" / "kernel" / "perf_event_paranoid").string();
+  std::ifstream in(f.paranoid_file);
+  int v = 0;
+  if (in >> v) f.paranoid = v;
+  f.pmu = find_perf_pmu(options.sysfs_root);
+  try {
+    CpuInfo cpu = read_native_cpu();
+    f.arch_perfmon_version = cpu.arch.version;
+    if (auto l1 = cpu.raw.get(1)) f.hypervisor = (l1->ecx >> 31) & 1;
+  } catch (const Error&) {  // not x86: no CPUID facts to quote
+  }
+  return f;
+}
+
+namespace {
+
+const char* errno_name(int err) {
+  switch (err) {
+    case EACCES: return "EACCES";
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case ENODEV: return "ENODEV";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
+    case EINVAL: return "EINVAL";
+    case ESRCH: return "ESRCH";
+    case EMFILE: return "EMFILE";
+    case EBUSY: return "EBUSY";
+    case ENOSPC: return "ENOSPC";
+    case E2BIG: return "E2BIG";
+    case ENOSYS: return "ENOSYS";
+    default: return "errno";
+  }
+}
+
+std::string target_name(const Scope& scope, int pid, int cpu) {
+  if (pid > 0)
+    return pid == scope.pid ? fmt::format(", process {}", pid) : fmt::format(", thread {} of process {}", pid, scope.pid);
+  if (cpu >= 0) return fmt::format(", CPU {}", cpu);
+  return "";
+}
+
+}  // namespace
+
+std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& scope, int pid, int cpu,
+                            const PerfFacts& facts) {
+  const std::string head = fmt::format("perf_event_open({}{})", event.describe(), target_name(scope, pid, cpu));
+  const bool pmu_error = err == ENOENT || err == ENODEV || err == EOPNOTSUPP;
+  if (event.hardware && pmu_error && !facts.pmu.exposed)
+    return fmt::format("{}: this machine exposes no hardware PMU to Linux perf (CPUID.0AH version {}, {} missing{}); "
+                       "count on real hardware or use access = \"sim\" with --cpuid-dump",
+                       head, facts.arch_perfmon_version, facts.pmu.directory,
+                       facts.hypervisor ? "; a virtual machine whose hypervisor gives it no virtual PMU" : "");
+  switch (err) {
+    case EACCES:
+    case EPERM: {
+      std::string value = facts.paranoid == -100 ? std::string("unreadable") : std::to_string(facts.paranoid);
+      std::string msg = fmt::format("{}: permission denied ({}); {} is {}", head, errno_name(err), facts.paranoid_file, value);
+      const bool cpu_wide = pid < 0;
+      if (facts.paranoid >= 3)
+        msg += ", which forbids perf_event_open to unprivileged users; run as root or with CAP_PERFMON, or lower it "
+               "(sysctl kernel.perf_event_paranoid=2)";
+      else if (cpu_wide && facts.paranoid >= 1)
+        msg += ", which lets only root or CAP_PERFMON count a whole CPU; count a thread or process instead, or lower "
+               "it to 0";
+      else if (!event.exclude_kernel && facts.paranoid >= 2)
+        msg += fmt::format(", which lets unprivileged users count user mode only; count '{}:u', run as root or "
+                           "with CAP_PERFMON, or lower it to 1",
+                           event.event);
+      else if (scope.kind == Scope::Kind::process)
+        msg += fmt::format("; attaching to process {} also needs permission to trace it (the same user, or "
+                           "CAP_SYS_PTRACE)",
+                           scope.pid);
+      else
+        msg += " (a seccomp filter or a security module may forbid perf_event_open)";
+      return msg;
+    }
+    case ESRCH: return fmt::format("{}: no such process ({})", head, errno_name(err));
+    case EMFILE:
+      return fmt::format("{}: too many open files (EMFILE): every event on every CPU or thread is one file "
+                         "descriptor; raise the limit (ulimit -n)",
+                         head);
+    case EBUSY:
+      return fmt::format("{}: the PMU is busy (EBUSY): another user holds it exclusively", head);
+    case ENOSPC: return fmt::format("{}: no free counter for the group (ENOSPC)", head);
+    case ENOSYS: return fmt::format("{}: this kernel has no perf_event_open (ENOSYS)", head);
+    case ENODEV:
+      if (cpu >= 0) return fmt::format("{}: CPU {} is offline or absent (ENODEV)", head, cpu);
+      break;
+    case EINVAL:
+      if (event.hardware)
+        return fmt::format("{}: the kernel rejected the event (EINVAL): the encoding is not valid for the PMU it "
+                           "exposes ({}), or the group cannot be counted together",
+                           head, facts.pmu.directory);
+      if (cpu >= 0) return fmt::format("{}: the kernel rejected CPU {} (EINVAL)", head, cpu);
+      break;
+    default: break;
+  }
+  if (event.hardware && pmu_error)
+    return fmt::format("{}: the PMU Linux perf exposes ({}) cannot count this event ({}: {})", head, facts.pmu.directory,
+                       errno_name(err), std::strerror(err));
+  return fmt::format("{}: {} ({})", head, std::strerror(err), errno_name(err));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PerfAccess
+
+namespace {
+
+long perf_event_open(perf_event_attr* attr, int pid, int cpu, int group_fd, unsigned long flags) {
+  return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+long current_tid() { return syscall(SYS_gettid); }
+
+std::uint64_t rdpmc_instruction(std::uint32_t counter) {
+#if PMC_HAVE_RDPMC
+  return __rdpmc(static_cast<int>(counter));
+#else
+  (void)counter;
+  return 0;
+#endif
+}
+
+std::uint64_t rdtsc_instruction() {
+#if PMC_HAVE_RDPMC
+  return __rdtsc();
+#else
+  return 0;
+#endif
+}
+
+const std::size_t kPageSize = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+
+}  // namespace
+
+PerfAccess::PerfAccess(const Scope& scope, AccessOptions options) : scope_(scope), options_(std::move(options)) {
+  owner_tid_ = current_tid();
+  switch (scope_.kind) {
+    case Scope::Kind::thread: targets_.push_back({0, -1, {}, {}, {}, {}}); break;
+    case Scope::Kind::process: {
+      if (scope_.pid <= 0)
+        throw Error(errc::invalid_argument, fmt::format("scope process {}: not a process id", scope_.pid));
+      if (scope_.enable_on_exec) {
+        targets_.push_back({scope_.pid, -1, {}, {}, {}, {}});
+        break;
+      }
+      const fs::path tasks = options_.proc_root / std::to_string(scope_.pid) / "task";
+      std::error_code ec;
+      std::vector<int> tids;
+      for (const auto& entry : fs::directory_iterator(tasks, ec)) {
+        int tid = 0;
+        const std::string n = entry.path().filename().string();
+        if (std::from_chars(n.data(), n.data() + n.size(), tid).ec == std::errc()) tids.push_back(tid);
+      }
+      if (tids.empty())
+        throw Error(errc::not_found, fmt::format("scope process {}: no such process ({} unreadable)", scope_.pid,
+                                                 tasks.string()));
+      std::sort(tids.begin(), tids.end());
+      for (int tid : tids) targets_.push_back({tid, -1, {}, {}, {}, {}});
+      break;
+    }
+    case Scope::Kind::cpu:
+      if (scope_.cpu < 0) throw Error(errc::invalid_argument, fmt::format("scope CPU {}: not a CPU number", scope_.cpu));
+      targets_.push_back({-1, scope_.cpu, {}, {}, {}, {}});
+      break;
+    case Scope::Kind::each_cpu:
+    case Scope::Kind::all_cpus:
+      for (int c : online_cpus(options_.sysfs_root)) targets_.push_back({-1, c, {}, {}, {}, {}});
+      break;
+  }
+}
+
+PerfAccess::~PerfAccess() {
+  for (auto& t : targets_)
+    for (std::size_t i = t.fds.size(); i-- > 0;) close_event(t, i);
+}
+
+void PerfAccess::close_event(Target& t, std::size_t i) {
+  if (i < t.pages.size() && t.pages[i]) munmap(t.pages[i], kPageSize);
+  if (i < t.fds.size() && t.fds[i] >= 0) ::close(t.fds[i]);
+  t.pages.resize(std::min(t.pages.size(), i));
+  t.fds.resize(std::min(t.fds.size(), i));
+  t.ids.resize(std::min(t.ids.size(), i));
+  t.base.resize(std::min(t.base.size(), i));
+}
+
+std::vector<int> PerfAccess::cpus() const {
+  std::vector<int> out;
+  for (const auto& t : targets_) out.push_back(t.cpu);
+  return out;
+}
+
+int PerfAccess::leader_fd(std::size_t target) const {
+  return target < targets_.size() && !targets_[target].fds.empty() ? targets_[target].fds[0] : -1;
+}
+
+std::size_t PerfAccess::add(const PerfEventSpec& event) {
+  if (running_) throw Error(errc::invalid_argument, "cannot add a perf event while the counters run");
+  const std::size_t index = events_.size();
+  const bool inherit = scope_.inherit && (scope_.kind == Scope::Kind::thread || scope_.kind == Scope::Kind::process);
+  std::size_t opened = 0;
+  try {
+    for (auto& t : targets_) {
+      perf_event_attr attr{};
+      attr.size = sizeof(attr);
+      attr.type = event.type;
+      attr.config = event.config;
+      attr.exclude_user = event.exclude_user;
+      attr.exclude_kernel = event.exclude_kernel;
+      attr.read_format =
+          PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+      attr.inherit = inherit;
+      const bool leader = t.fds.empty();
+      attr.disabled = leader;  // members follow their leader
+      attr.enable_on_exec = leader && scope_.enable_on_exec;
+      const int group = leader ? -1 : t.fds[0];
+      long fd = -1;
+      do {
+        fd = perf_event_open(&attr, t.pid, t.cpu, group, PERF_FLAG_FD_CLOEXEC);
+      } while (fd < 0 && errno == EINTR);
+      if (fd < 0) {
+        const int err = errno;
+        throw Error(err == EACCES || err == EPERM ? errc::permission : errc::not_supported,
+                    perf_open_error(err, event, scope_, t.pid, t.cpu, perf_facts(options_)));
+      }
+      std::uint64_t id = 0;
+      if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0) {
+        const int err = errno;
+        ::close(static_cast<int>(fd));
+        throw Error(errc::not_supported, fmt::format("perf_event_open({}): PERF_EVENT_IOC_ID failed: {}",
+                                                     event.describe(), std::strerror(err)));
+      }
+      void* page = nullptr;
+      if (scope_.kind == Scope::Kind::thread && !inherit) {
+        page = mmap(nullptr, kPageSize, PROT_READ, MAP_SHARED, static_cast<int>(fd), 0);
+        if (page == MAP_FAILED) page = nullptr;  // no fast path for this event: read() it
+      }
+      t.fds.push_back(static_cast<int>(fd));
+      t.ids.push_back(id);
+      t.pages.push_back(page);
+      t.base.push_back({});
+      ++opened;
+    }
+  } catch (...) {
+    for (std::size_t k = 0; k < opened; ++k) close_event(targets_[k], index);
+    throw;
+  }
+  events_.push_back(event);
+  // Every count restarts from zero when the event set changes.
+  if (index > 0) reset();
+  return index;
+}
+
+void PerfAccess::start() {
+  if (running_ || events_.empty()) return;
+  // With enable_on_exec the kernel switches the group on when the process calls exec.
+  if (!(scope_.enable_on_exec && !started_once_)) {
+    for (auto& t : targets_)
+      if (ioctl(t.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0)
+        throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_ENABLE on the group of {}: {}",
+                                                     events_[0].event, std::strerror(errno)));
+  }
+  started_once_ = true;
+  running_ = true;
+}
+
+void PerfAccess::stop() {
+  if (!running_) return;
+  running_ = false;
+  for (auto& t : targets_)
+    if (ioctl(t.fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) != 0)
+      throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_DISABLE on the group of {}: {}",
+                                                   events_[0].event, std::strerror(errno)));
+}
+
+std::vector<PerfAccess::Raw> PerfAccess::read_target(Target& t) {
+  const std::size_t n = t.fds.size();
+  // The fast path: this thread's own counters, each on a hardware counter right now.
+  if (scope_.kind == Scope::Kind::thread && current_tid() == owner_tid_ &&
+      std::all_of(t.pages.begin(), t.pages.end(), [](void* p) { return p != nullptr; })) {
+    std::vector<Raw> out;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& page = *static_cast<const volatile perf_event_mmap_page*>(t.pages[i]);
+      auto r = read_user_page(page, rdpmc_instruction, rdtsc_instruction);
+      if (!r) break;
+      out.push_back({r->count, r->time_enabled, r->time_running});
+    }
+    if (out.size() == n) {
+      last_path_ = "rdpmc";
+      return out;
+    }
+  }
+  // One read of the whole group: nr, time_enabled, time_running, then {value, id} per event.
+  std::vector<std::uint64_t> buf(3 + 2 * n);
+  ssize_t got = 0;
+  do {
+    got = ::read(t.fds[0], buf.data(), buf.size() * sizeof(std::uint64_t));
+  } while (got < 0 && errno == EINTR);
+  if (got < 0)
+    throw Error(errc::io, fmt::format("perf: reading the group of {}: {}", events_[0].event, std::strerror(errno)));
+  if (static_cast<std::size_t>(got) < 3 * sizeof(std::uint64_t) || buf[0] != n)
+    throw Error(errc::io, fmt::format("perf: the group of {} read {} bytes for {} events", events_[0].event, got, n));
+  std::vector<Raw> out(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
+    auto it = std::find(t.ids.begin(), t.ids.end(), id);
+    if (it == t.ids.end()) continue;
+    out[static_cast<std::size_t>(it - t.ids.begin())] = {value, buf[1], buf[2]};
+  }
+  last_path_ = "read";
+  return out;
+}
+
+void PerfAccess::reset() {
+  for (auto& t : targets_) t.base = read_target(t);
+}
+
+std::vector<std::vector<Count>> PerfAccess::read() {
+  std::vector<std::vector<Count>> out(events_.size());
+  for (auto& t : targets_) {
+    const std::vector<Raw> raw = read_target(t);
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      const Raw& b = t.base[i];
+      Count c = scale_count(raw[i].value - b.value, raw[i].time_enabled - b.time_enabled,
+                            raw[i].time_running - b.time_running);
+      if (scope_.kind == Scope::Kind::each_cpu) {
+        c.cpu = t.cpu;
+        out[i].push_back(c);
+      } else if (out[i].empty()) {
+        out[i].push_back(c);
+      } else {  // threads of a process, or CPUs: summed
+        Count& sum = out[i].front();
+        sum.value += c.value;
+        sum.time_enabled += c.time_enabled;
+        sum.time_running += c.time_running;
+        sum.extrapolated = sum.extrapolated || c.extrapolated;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace pmc::detail

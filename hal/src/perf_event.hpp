@@ -1,0 +1,174 @@
+// Access "perf": Linux perf_event_open. All of a session's perf events form ONE group per
+// target (a thread, a process's thread, a CPU), read at once (PERF_FORMAT_GROUP with the times
+// enabled and running and the event ids), switched on and off through the group leader. Reads
+// use the rdpmc fast path of the mmap page when the kernel allows it (this thread, not
+// inherited, every event on a counter), read() otherwise. Counts of a multiplexed group are
+// scaled to the time enabled and flagged extrapolated.
+#pragma once
+
+#include "access.hpp"
+
+#include <pmc/export.hpp>
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmc::detail {
+
+// One event as perf_event_open is asked for it.
+struct PMC_API PerfEventSpec {
+  std::string event;            // the event string as given
+  std::uint32_t type = PERF_TYPE_SOFTWARE;
+  std::uint64_t config = 0;
+  bool exclude_user = false;
+  bool exclude_kernel = false;
+  bool hardware = false;        // a raw PMU event (for messages)
+  // "task-clock, software" or "INST_RETIRED, raw 0xc0": how messages name it.
+  [[nodiscard]] std::string describe() const;
+};
+
+// The raw perf event of a backend encoding: the event-select value without EN (the kernel
+// enables) and INT (the kernel asks for interrupts when it samples), with the usr/os bits turned
+// into exclude_user/exclude_kernel (the kernel sets those bits itself). Fields come from the
+// catalog's register format (usr, os, en, int); bits 16, 17, 22 and 20 when it has none. A
+// fixed-counter-only event uses the Linux pseudo-encoding of its fixed counter. Pure.
+PMC_API PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
+
+// A count scaled for multiplexing: value * enabled / running when the group ran for only part
+// of the time it was enabled (extrapolated), the value itself otherwise; a group that never ran
+// reports 0 with time_running 0. Pure.
+PMC_API Count scale_count(std::uint64_t value, std::uint64_t time_enabled, std::uint64_t time_running);
+
+// What the error messages quote about this machine.
+struct PerfFacts {
+  int paranoid = -100;            // /proc/sys/kernel/perf_event_paranoid; -100 when unreadable
+  std::string paranoid_file;
+  PerfPmuFacts pmu;
+  unsigned arch_perfmon_version = 0;  // native CPUID.0AH
+  bool hypervisor = false;            // CPUID.1:ECX[31]
+};
+PMC_API PerfFacts perf_facts(const AccessOptions& options);
+
+// The one-line message for a failed perf_event_open, naming the event, the target and what to
+// do. err is the errno. Pure.
+PMC_API std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& scope, int pid, int cpu,
+                                    const PerfFacts& facts);
+
+// "0-3,6,8-9" (the sysfs CPU list format). Throws parse.
+PMC_API std::vector<int> parse_cpu_list(std::string_view text);
+// <sysfs_root>/devices/system/cpu/online.
+PMC_API std::vector<int> online_cpus(const std::filesystem::path& sysfs_root = "/sys");
+
+// What one event's mmap page yields: count and times as of now.
+struct UserPageRead {
+  std::uint64_t count = 0;
+  std::uint64_t time_enabled = 0;
+  std::uint64_t time_running = 0;
+};
+// The self-monitoring read of include/uapi/linux/perf_event.h: under the page's seqlock, the
+// kernel's offset plus the counter read by rdpmc(index - 1), sign-extended from pmc_width bits,
+// and the times advanced by the TSC (time_offset, time_mult, time_shift). nullopt when the page
+// does not allow it (no cap_user_rdpmc, or the event is not on a counter now: index 0).
+// rdpmc and rdtsc are passed in so a test can drive it with a hand-made page.
+template <class Rdpmc, class Rdtsc>
+std::optional<UserPageRead> read_user_page(const volatile perf_event_mmap_page& page, Rdpmc&& rdpmc, Rdtsc&& rdtsc) {
+  std::uint32_t seq = 0, index = 0, time_mult = 0;
+  std::uint16_t width = 0, time_shift = 0;
+  std::uint64_t count = 0, enabled = 0, running = 0, cycles = 0, time_offset = 0, time_cycles = 0, time_mask = 0;
+  std::uint64_t pmc = 0;
+  bool user_time = false, user_time_short = false, user_rdpmc = false;
+  do {
+    seq = page.lock;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    enabled = page.time_enabled;
+    running = page.time_running;
+    user_time = page.cap_user_time;
+    user_time_short = page.cap_user_time_short;
+    if (user_time) {
+      cycles = rdtsc();
+      time_offset = page.time_offset;
+      time_mult = page.time_mult;
+      time_shift = page.time_shift;
+      time_cycles = page.time_cycles;
+      time_mask = page.time_mask;
+    }
+    index = page.index;
+    count = page.offset;
+    user_rdpmc = page.cap_user_rdpmc;
+    if (user_rdpmc && index) {
+      width = page.pmc_width;
+      pmc = rdpmc(index - 1);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  } while (page.lock != seq);
+  if (!user_rdpmc || index == 0 || width == 0 || width > 64) return std::nullopt;
+  // Sign-extend the width-bit counter: the kernel programs it with -(remaining) and keeps the
+  // rest of the count in offset.
+  const unsigned shift = 64u - width;
+  count += static_cast<std::uint64_t>(static_cast<std::int64_t>(pmc << shift) >> shift);
+  if (user_time) {
+    if (user_time_short) cycles = time_cycles + ((cycles - time_cycles) & time_mask);
+    const std::uint64_t quot = time_shift < 64 ? cycles >> time_shift : 0;
+    const std::uint64_t rem = time_shift < 64 ? cycles & ((1ull << time_shift) - 1) : cycles;
+    const std::uint64_t delta = time_offset + quot * time_mult + ((rem * time_mult) >> time_shift);
+    enabled += delta;
+    running += delta;  // index != 0: the event is on a counter now
+  }
+  return UserPageRead{count, enabled, running};
+}
+
+class PMC_API PerfAccess final : public Access {
+ public:
+  // The targets follow from the scope: this thread; each thread of a process (only the process
+  // itself with enable_on_exec); one CPU; every online CPU.
+  PerfAccess(const Scope& scope, AccessOptions options);
+  ~PerfAccess() override;
+  PerfAccess(const PerfAccess&) = delete;
+  PerfAccess& operator=(const PerfAccess&) = delete;
+  [[nodiscard]] std::string_view name() const override { return "perf"; }
+
+  // Opens the event on every target, in the group; only while stopped. Throws (the message of
+  // perf_open_error) and leaves the access as it was.
+  std::size_t add(const PerfEventSpec& event);
+  void start() override;
+  void stop() override;
+  void reset() override;
+  [[nodiscard]] std::vector<std::vector<Count>> read() override;
+
+  [[nodiscard]] std::size_t size() const { return events_.size(); }
+  [[nodiscard]] std::vector<int> cpus() const;             // the targets' CPUs (each_cpu)
+  [[nodiscard]] std::string_view last_read_path() const { return last_path_; }  // "rdpmc" | "read"
+  [[nodiscard]] int leader_fd(std::size_t target = 0) const;
+
+ private:
+  struct Raw {
+    std::uint64_t value = 0, time_enabled = 0, time_running = 0;
+  };
+  struct Target {
+    int pid = 0;
+    int cpu = -1;
+    std::vector<int> fds;
+    std::vector<std::uint64_t> ids;
+    std::vector<void*> pages;  // mmap'ed user pages (thread scope), nullptr where none
+    std::vector<Raw> base;     // the raw values at the last reset
+  };
+  std::vector<Raw> read_target(Target& t);
+  static void close_event(Target& t, std::size_t i);
+
+  Scope scope_;
+  AccessOptions options_;
+  std::vector<Target> targets_;
+  std::vector<PerfEventSpec> events_;
+  long owner_tid_ = 0;
+  bool running_ = false;
+  bool started_once_ = false;
+  std::string last_path_ = "read";
+};
+
+}  // namespace pmc::detail

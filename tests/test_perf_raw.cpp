@@ -1,0 +1,395 @@
+#define BOOST_TEST_MODULE perf_raw
+#include <boost/test/unit_test.hpp>
+
+// Access "perf" for PMU events: the raw encoding handed to perf_event_open, the messages for
+// each failure, the rdpmc self-monitoring read driven with a hand-made mmap page, and the real
+// outcome on this machine: a counted event where Linux perf exposes a PMU, otherwise the error
+// that names the missing PMU (never a zero).
+
+#include "access.hpp"
+#include "perf_event.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+
+#include <cerrno>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using pmc::detail::PerfEventSpec;
+using pmc::detail::PerfFacts;
+using pmc::detail::perf_open_error;
+using pmc::detail::perf_raw_event;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+pmc::Hal p6_native(const std::string& access) {
+  pmc::Config cfg;
+  cfg.backend = "p6";  // forced onto this machine's CPU, whatever it is
+  cfg.access = access;
+  return pmc::Hal::open(cfg);
+}
+
+pmc::RegisterFormat p6_format() {
+  pmc::RegisterFormat f;
+  f.add("event", {0, 8});
+  f.add("umask", {8, 8});
+  f.add("usr", {16, 1});
+  f.add("os", {17, 1});
+  f.add("edge", {18, 1});
+  f.add("pc", {19, 1});
+  f.add("int", {20, 1});
+  f.add("en", {22, 1});
+  f.add("inv", {23, 1});
+  f.add("cmask", {24, 8});
+  return f;
+}
+
+PerfFacts no_pmu_facts() {
+  PerfFacts f;
+  f.paranoid = 2;
+  f.paranoid_file = "/proc/sys/kernel/perf_event_paranoid";
+  f.pmu.exposed = false;
+  f.pmu.directory = "/sys/bus/event_source/devices/cpu";
+  f.arch_perfmon_version = 0;
+  return f;
+}
+
+PerfEventSpec raw(const std::string& event, std::uint64_t config, bool exclude_kernel = false) {
+  PerfEventSpec e;
+  e.event = event;
+  e.type = PERF_TYPE_RAW;
+  e.config = config;
+  e.hardware = true;
+  e.exclude_kernel = exclude_kernel;
+  return e;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(encoding)
+
+BOOST_AUTO_TEST_CASE(en_and_int_dropped_usr_os_become_excludes) {
+  pmc::Encoding e;
+  e.event = "INST_RETIRED";
+  e.config = 0x5300C0;  // EN | INT | OS | USR | event 0xC0
+  e.counters = {0, 1};
+  PerfEventSpec p = perf_raw_event(e, p6_format());
+  BOOST_TEST(p.type == static_cast<std::uint32_t>(PERF_TYPE_RAW));
+  BOOST_TEST(p.config == 0xC0u);
+  BOOST_TEST(!p.exclude_user);
+  BOOST_TEST(!p.exclude_kernel);
+  BOOST_TEST(p.hardware);
+  BOOST_TEST(p.describe() == "INST_RETIRED, raw 0xc0");
+}
+
+BOOST_AUTO_TEST_CASE(user_only_and_kernel_only) {
+  pmc::Encoding u;
+  u.config = 0x100C0;  // INST_RETIRED:u
+  PerfEventSpec pu = perf_raw_event(u, p6_format());
+  BOOST_TEST(pu.config == 0xC0u);
+  BOOST_TEST(!pu.exclude_user);
+  BOOST_TEST(pu.exclude_kernel);
+  pmc::Encoding k;
+  k.config = 0x20079;  // CPU_CLK_UNHALTED:k
+  PerfEventSpec pk = perf_raw_event(k, p6_format());
+  BOOST_TEST(pk.config == 0x79u);
+  BOOST_TEST(pk.exclude_user);
+  BOOST_TEST(!pk.exclude_kernel);
+}
+
+BOOST_AUTO_TEST_CASE(counter_mask_invert_edge_and_unit_mask_are_kept) {
+  pmc::Encoding e;
+  e.config = 0x02870F29;  // cmask 2, inv, edge, os, usr, unit mask 0x0F, event 0x29
+  BOOST_TEST(perf_raw_event(e, p6_format()).config == 0x02840F29u);
+}
+
+BOOST_AUTO_TEST_CASE(default_bits_without_a_format) {
+  pmc::Encoding e;
+  e.config = 0x4300C0;
+  PerfEventSpec p = perf_raw_event(e, pmc::RegisterFormat{});
+  BOOST_TEST(p.config == 0xC0u);
+  BOOST_TEST(!p.exclude_user);
+}
+
+BOOST_AUTO_TEST_CASE(fixed_only_events_use_the_linux_pseudo_encodings) {
+  pmc::Encoding e;
+  e.fixed = 2;  // reference cycles: no general-counter encoding
+  e.fixed_control = 0x2 << 8;  // USR only, shifted into counter 2's nibble
+  PerfEventSpec p = perf_raw_event(e, p6_format());
+  BOOST_TEST(p.config == 0x0300u);
+  BOOST_TEST(p.exclude_kernel);
+  BOOST_TEST(!p.exclude_user);
+  e.fixed = 1;
+  e.fixed_control = 0x3;  // OS | USR, not shifted
+  p = perf_raw_event(e, p6_format());
+  BOOST_TEST(p.config == 0x3Cu);
+  BOOST_TEST(!p.exclude_kernel);
+  BOOST_TEST(!p.exclude_user);
+}
+
+BOOST_AUTO_TEST_CASE(through_the_p6_catalog) {
+  pmc::Hal hal = p6_native("sim");
+  pmc::Encoding e = hal.encode("INST_RETIRED:c=2:i=1");
+  PerfEventSpec p = perf_raw_event(e, hal.events().format());
+  BOOST_TEST(p.config == ((2ull << 24) | (1ull << 23) | 0xC0));
+  pmc::Encoding m = hal.encode("L2_LD:M:E:k");
+  PerfEventSpec pm = perf_raw_event(m, hal.events().format());
+  BOOST_TEST(pm.config == 0x0C29u);
+  BOOST_TEST(pm.exclude_user);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(messages)
+
+BOOST_AUTO_TEST_CASE(no_pmu) {
+  PerfFacts f = no_pmu_facts();
+  for (int err : {ENOENT, ENODEV, EOPNOTSUPP}) {
+    std::string m = perf_open_error(err, raw("INST_RETIRED", 0xC0), pmc::Scope::this_thread(), 0, -1, f);
+    BOOST_TEST(m ==
+                   "perf_event_open(INST_RETIRED, raw 0xc0): this machine exposes no hardware PMU to Linux perf "
+                   "(CPUID.0AH version 0, /sys/bus/event_source/devices/cpu missing); count on real hardware or use "
+                   "access = \"sim\" with --cpuid-dump",
+               m);
+  }
+  f.hypervisor = true;
+  std::string vm = perf_open_error(ENOENT, raw("INST_RETIRED", 0xC0), pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(vm, "a virtual machine whose hypervisor gives it no virtual PMU"), vm);
+}
+
+BOOST_AUTO_TEST_CASE(pmu_present_but_event_unknown) {
+  PerfFacts f = no_pmu_facts();
+  f.pmu.exposed = true;
+  std::string m = perf_open_error(ENOENT, raw("X", 0x1234), pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(m, "perf_event_open(X, raw 0x1234): the PMU Linux perf exposes"), m);
+  BOOST_TEST(contains(m, "ENOENT"), m);
+  std::string inval = perf_open_error(EINVAL, raw("X", 0x1234), pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(inval, "EINVAL"), inval);
+}
+
+BOOST_AUTO_TEST_CASE(permission_names_perf_event_paranoid_and_its_value) {
+  PerfFacts f = no_pmu_facts();
+  PerfEventSpec sw;
+  sw.event = "task-clock";
+  sw.config = PERF_COUNT_SW_TASK_CLOCK;
+  // paranoid 2, kernel counted: user-mode only is the way out.
+  std::string m = perf_open_error(EACCES, sw, pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(m, "perf_event_open(task-clock, software): permission denied (EACCES); "
+                         "/proc/sys/kernel/perf_event_paranoid is 2"),
+             m);
+  BOOST_TEST(contains(m, "'task-clock:u'"), m);
+  // A whole CPU at paranoid 1.
+  f.paranoid = 1;
+  m = perf_open_error(EPERM, sw, pmc::Scope::on_cpu(3), -1, 3, f);
+  BOOST_TEST(contains(m, "perf_event_open(task-clock, software, CPU 3): permission denied (EPERM)"), m);
+  BOOST_TEST(contains(m, "perf_event_paranoid is 1"), m);
+  BOOST_TEST(contains(m, "CAP_PERFMON"), m);
+  // Debian's level 3.
+  f.paranoid = 3;
+  m = perf_open_error(EACCES, sw, pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(m, "perf_event_paranoid is 3, which forbids"), m);
+  // Another user's process.
+  f.paranoid = 1;
+  sw.exclude_kernel = true;
+  m = perf_open_error(EACCES, sw, pmc::Scope::process(1), 1, -1, f);
+  BOOST_TEST(contains(m, "process 1"), m);
+  BOOST_TEST(contains(m, "CAP_SYS_PTRACE"), m);
+  // Unreadable file.
+  f.paranoid = -100;
+  m = perf_open_error(EACCES, sw, pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(m, "perf_event_paranoid is unreadable"), m);
+}
+
+BOOST_AUTO_TEST_CASE(other_errors) {
+  PerfFacts f = no_pmu_facts();
+  PerfEventSpec sw;
+  sw.event = "page-faults";
+  BOOST_TEST(contains(perf_open_error(ESRCH, sw, pmc::Scope::process(42), 42, -1, f), "process 42): no such process"));
+  BOOST_TEST(contains(perf_open_error(EMFILE, sw, pmc::Scope::all_cpus(), -1, 7, f), "ulimit -n"));
+  BOOST_TEST(contains(perf_open_error(ENODEV, sw, pmc::Scope::on_cpu(9), -1, 9, f), "CPU 9 is offline"));
+  BOOST_TEST(contains(perf_open_error(EBUSY, sw, pmc::Scope::this_thread(), 0, -1, f), "EBUSY"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(user_page)
+
+namespace {
+perf_event_mmap_page page_with(std::uint32_t index, std::int64_t offset, std::uint16_t width) {
+  perf_event_mmap_page p{};
+  p.lock = 4;
+  p.index = index;
+  p.offset = offset;
+  p.pmc_width = width;
+  p.cap_user_rdpmc = 1;
+  p.time_enabled = 1000;
+  p.time_running = 500;
+  return p;
+}
+auto no_tsc = [] { return std::uint64_t{0}; };
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(rdpmc_value_is_sign_extended_from_pmc_width) {
+  auto p = page_with(2, 1000, 48);
+  std::uint32_t asked = 99;
+  auto r = pmc::detail::read_user_page(p, [&](std::uint32_t i) { asked = i; return std::uint64_t{0xFFFFFFFFFFF0}; }, no_tsc);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(asked == 1u);          // rdpmc(index - 1)
+  BOOST_TEST(r->count == 984u);     // 1000 + (-16 in 48 bits)
+  BOOST_TEST(r->time_enabled == 1000u);  // no cap_user_time: the page's times as they are
+  auto positive = pmc::detail::read_user_page(p, [](std::uint32_t) { return std::uint64_t{0x10}; }, no_tsc);
+  BOOST_TEST(positive->count == 1016u);
+  // Bits above the width are ignored (the counter is width bits wide).
+  auto high = pmc::detail::read_user_page(p, [](std::uint32_t) { return std::uint64_t{0xABCD000000000010}; }, no_tsc);
+  BOOST_TEST(high->count == 1016u);
+}
+
+BOOST_AUTO_TEST_CASE(no_fast_path_without_a_counter_or_permission) {
+  auto idle = page_with(0, 1000, 48);  // not on a counter now
+  BOOST_TEST(!pmc::detail::read_user_page(idle, [](std::uint32_t) { return std::uint64_t{0}; }, no_tsc));
+  auto denied = page_with(1, 1000, 48);
+  denied.cap_user_rdpmc = 0;
+  int calls = 0;
+  BOOST_TEST(!pmc::detail::read_user_page(denied, [&](std::uint32_t) { ++calls; return std::uint64_t{0}; }, no_tsc));
+  BOOST_TEST(calls == 0);  // never executes rdpmc when the kernel does not allow it
+}
+
+BOOST_AUTO_TEST_CASE(seqlock_retries_when_the_kernel_updates_the_page) {
+  auto p = page_with(1, 1000, 40);
+  int calls = 0;
+  auto r = pmc::detail::read_user_page(
+      p,
+      [&](std::uint32_t) {
+        if (++calls == 1) {  // the kernel rewrites the page under us: lock moves, offset changes
+          p.lock = p.lock + 2;
+          p.offset = 5000;
+        }
+        return std::uint64_t{7};
+      },
+      no_tsc);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(calls == 2);
+  BOOST_TEST(r->count == 5007u);
+}
+
+BOOST_AUTO_TEST_CASE(times_advance_with_the_tsc) {
+  auto p = page_with(1, 0, 48);
+  p.cap_user_time = 1;
+  p.time_offset = 100;
+  p.time_mult = 3;
+  p.time_shift = 1;
+  // cycles 11: quot 5, rem 1 -> 100 + 5 * 3 + (1 * 3 >> 1) = 116.
+  auto r = pmc::detail::read_user_page(p, [](std::uint32_t) { return std::uint64_t{0}; }, [] { return std::uint64_t{11}; });
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->time_enabled == 1116u);
+  BOOST_TEST(r->time_running == 616u);
+  // cap_user_time_short: cycles = time_cycles + ((cycles - time_cycles) & time_mask) = 8 + (5 & 3) = 9
+  // -> quot 4, rem 1 -> 100 + 12 + 1 = 113.
+  p.cap_user_time_short = 1;
+  p.time_cycles = 8;
+  p.time_mask = 3;
+  r = pmc::detail::read_user_page(p, [](std::uint32_t) { return std::uint64_t{0}; }, [] { return std::uint64_t{13}; });
+  BOOST_TEST(r->time_enabled == 1113u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(this_machine)
+
+BOOST_AUTO_TEST_CASE(hardware_event_counts_or_names_the_missing_pmu) {
+  pmc::Hal hal = p6_native("perf");
+  BOOST_TEST(hal.access() == "perf");
+  pmc::Session s = hal.session(pmc::Scope::this_thread());
+  s.add("task-clock");  // the software events are in the same group
+  const auto pmu = pmc::detail::find_perf_pmu();
+  try {
+    s.add("INST_RETIRED");
+  } catch (const pmc::Error& e) {
+    const std::string m = e.what();
+    BOOST_TEST_MESSAGE(m);
+    BOOST_TEST(m.rfind("perf_event_open(INST_RETIRED, raw 0xc0)", 0) == 0u, m);
+    if (!pmu.exposed) {
+      BOOST_TEST(contains(m, "this machine exposes no hardware PMU to Linux perf (CPUID.0AH version "), m);
+      BOOST_TEST(contains(m, "/sys/bus/event_source/devices/cpu missing"), m);
+      BOOST_TEST(contains(m, "count on real hardware or use access = \"sim\" with --cpuid-dump"), m);
+      BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::not_supported));
+    }
+    BOOST_TEST(s.encodings().size() == 1u);  // the failed add changed nothing
+    s.start();
+    s.stop();
+    BOOST_TEST(s.read().size() == 1u);
+    return;
+  }
+  // Linux perf exposes a PMU and accepted the raw event: it counts (0xC0 is instructions
+  // retired on Intel and AMD alike), unless the group never got a counter.
+  BOOST_TEST(pmu.exposed);
+  s.start();
+  volatile std::uint64_t x = 0;
+  for (int i = 0; i < 100000; ++i) x = x + static_cast<std::uint64_t>(i);
+  s.stop();
+  auto r = s.read();
+  BOOST_REQUIRE_EQUAL(r.size(), 2u);
+  BOOST_TEST((r[1].value > 0u || r[1].time_running == 0u), r[1].value);
+  BOOST_TEST(r[1].canonical.rfind("p6::INST_RETIRED", 0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(rdpmc_fast_path_when_the_kernel_allows_it) {
+  pmc::detail::PerfAccess perf(pmc::Scope::this_thread(), {});
+  PerfEventSpec e;
+  e.event = "instructions";
+  e.type = PERF_TYPE_HARDWARE;
+  e.config = PERF_COUNT_HW_INSTRUCTIONS;
+  e.hardware = true;
+  try {
+    perf.add(e);
+  } catch (const pmc::Error& err) {
+    if (!pmc::detail::find_perf_pmu().exposed)
+      BOOST_TEST(contains(err.what(), "exposes no hardware PMU"), err.what());
+    else
+      BOOST_TEST(contains(err.what(), "perf_event_open(instructions"), err.what());
+    return;
+  }
+  perf.start();
+  std::uint64_t last = 0;
+  for (int round = 0; round < 3; ++round) {
+    volatile std::uint64_t x = 0;
+    for (int i = 0; i < 10000; ++i) x = x + static_cast<std::uint64_t>(i);
+    auto c = perf.read();
+    BOOST_TEST(c[0][0].value >= last);  // monotonic whichever path read it
+    last = c[0][0].value;
+  }
+  std::ifstream rdpmc_file("/sys/bus/event_source/devices/cpu/rdpmc");
+  int allowed = 0;
+  rdpmc_file >> allowed;
+  BOOST_TEST_MESSAGE("read path: " << perf.last_read_path() << ", sysfs rdpmc " << allowed);
+  if (allowed == 0) BOOST_TEST(perf.last_read_path() == "read");
+  perf.stop();
+  auto stopped = perf.read();
+  BOOST_TEST(perf.last_read_path() == "read");  // not on a counter while stopped
+  BOOST_TEST(stopped[0][0].value >= last);
+}
+
+BOOST_AUTO_TEST_CASE(a_cpuid_dump_is_not_counted_with_perf) {
+  pmc::Config cfg;
+  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-iii.txt";
+  cfg.access = "perf";
+  pmc::Hal hal = pmc::Hal::open(cfg);
+  pmc::Session s = hal.session();
+  s.add("page-faults");  // HAL events count this machine: fine
+  try {
+    s.add("instructions");
+    BOOST_ERROR("counted a CPUID dump's PMU with perf");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(contains(e.what(), "CPUID dump"), e.what());
+    BOOST_TEST(contains(e.what(), "access = \"sim\""), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,160 @@
+#define BOOST_TEST_MODULE tsc
+#include <boost/test/unit_test.hpp>
+
+// The `tsc` HAL event and pmc::tsc_frequency(): the CPUID formulas and the measurement
+// arithmetic with hand-made values, then the real rdtsc of this machine (every x86 machine,
+// including the project's KVM guests, has one).
+
+#include "access.hpp"
+#include "support/child_process.hpp"
+#include "tsc.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+
+#include <string>
+
+namespace {
+
+pmc::CpuidTable table(std::uint32_t max_leaf) {
+  pmc::CpuidTable t;
+  t.set(0, 0, {max_leaf, 0x756E6547, 0x6C65746E, 0x49656E69});
+  return t;
+}
+
+// A CPU no backend drives (Transmeta Crusoe), so the Hal has no backend at all.
+pmc::Hal no_backend_hal(const pmc_test::TempDir& tmp) {
+  const auto dump = tmp.path() / "crusoe.txt";
+  pmc_test::spit(dump, "CPUID 00000000: 00000001-756E6547-3638784D-54656E69\n"
+                       "CPUID 00000001: 00000543-00000000-00000000-00000010\n");
+  pmc::Config cfg;
+  cfg.cpu = dump.string();
+  return pmc::Hal::open(cfg);
+}
+
+void spin() {
+  volatile std::uint64_t x = 0;
+  for (int i = 0; i < 200000; ++i) x = x + static_cast<std::uint64_t>(i);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cpuid_15h_crystal_times_ratio) {
+  auto t = table(0x16);
+  t.set(0x15, 0, {2, 188, 24000000, 0});  // 24 MHz * 188/2 = 2.256 GHz
+  t.set(0x16, 0, {2200, 4000, 100, 0});
+  auto f = pmc::detail::tsc_frequency_from_cpuid(t);
+  BOOST_REQUIRE(f);
+  BOOST_TEST(f->hz == 2256000000.0);
+  BOOST_TEST(f->uncertainty_hz == 0.0);
+  BOOST_TEST(f->method.find("cpuid 15H") != std::string::npos, f->method);
+}
+
+BOOST_AUTO_TEST_CASE(cpuid_16h_when_15h_has_no_crystal) {
+  auto t = table(0x16);
+  t.set(0x15, 0, {2, 188, 0, 0});  // ratio without the crystal clock
+  t.set(0x16, 0, {2200, 4000, 100, 0});
+  auto f = pmc::detail::tsc_frequency_from_cpuid(t);
+  BOOST_REQUIRE(f);
+  BOOST_TEST(f->hz == 2200e6);
+  BOOST_TEST(f->uncertainty_hz == 0.5e6);  // whole MHz
+  BOOST_TEST(f->method.find("cpuid 16H") != std::string::npos, f->method);
+}
+
+BOOST_AUTO_TEST_CASE(no_cpuid_rate_below_leaf_15h_or_when_zero) {
+  auto t = table(0x0D);
+  t.set(0x15, 0, {2, 188, 24000000, 0});  // present in the table, but beyond the max leaf
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuid(t));
+  auto z = table(0x16);
+  z.set(0x15, 0, {0, 0, 0, 0});
+  z.set(0x16, 0, {0, 0, 0, 0});
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuid(z));
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuid(pmc::CpuidTable{}));
+}
+
+BOOST_AUTO_TEST_CASE(measurement_arithmetic) {
+  // Brackets of 100 and 200 ticks around clock readings 1 s apart, 3e9 ticks between midpoints.
+  pmc::detail::TscSample first{1000, 1000000000, 1100};
+  pmc::detail::TscSample last{3000000950, 2000000000, 3000001150};
+  auto f = pmc::detail::tsc_frequency_from_samples(first, last);
+  BOOST_TEST(f.hz == 3e9);
+  // (100 + 200) / 2 ticks of bracket, 2 ns of clock resolution: 150 Hz + 6 Hz.
+  BOOST_TEST(f.uncertainty_hz == 156.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(f.method.find("CLOCK_MONOTONIC_RAW over 1000 ms") != std::string::npos, f.method);
+  // Samples out of order give no rate rather than a wrong one.
+  BOOST_TEST(pmc::detail::tsc_frequency_from_samples(last, first).hz == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(this_machine_rate) {
+  std::string why;
+  const bool have = pmc::detail::tsc_available(&why);
+  pmc::TscFrequency f = pmc::tsc_frequency();
+  BOOST_TEST_MESSAGE("TSC: " << f.hz << " Hz +- " << f.uncertainty_hz << " (" << f.method << ")");
+  if (!have) {
+    BOOST_TEST(f.hz == 0.0);
+    BOOST_TEST(f.method == why);
+    return;
+  }
+  BOOST_TEST(f.hz > 0.0);
+  BOOST_TEST(f.uncertainty_hz >= 0.0);
+  BOOST_TEST(f.uncertainty_hz < f.hz * 0.01, f.method);
+  const bool from_cpuid = pmc::detail::tsc_frequency_from_cpuid(pmc::read_native_cpu().raw).has_value();
+  BOOST_TEST(f.method.rfind(from_cpuid ? "cpuid" : "measured", 0) == 0u, f.method);
+  // Cached: the same answer again.
+  BOOST_TEST(pmc::tsc_frequency().hz == f.hz);
+}
+
+BOOST_AUTO_TEST_CASE(tsc_event_without_a_backend) {
+  pmc_test::TempDir tmp;
+  pmc::Hal hal = no_backend_hal(tmp);
+  BOOST_TEST(hal.backend() == nullptr);
+  pmc::Session s = hal.session(pmc::Scope::this_thread());
+  std::string why;
+  if (!pmc::detail::tsc_available(&why)) {
+    BOOST_CHECK_THROW(s.add("tsc"), pmc::Error);
+    return;
+  }
+  s.add("tsc");
+  s.add("hal::tsc");
+  BOOST_TEST(s.encodings().at(0).canonical == "hal::tsc");
+  s.start();
+  spin();
+  auto r1 = s.read();
+  spin();
+  auto r2 = s.read();
+  s.stop();
+  auto r3 = s.read();
+  auto r4 = s.read();
+  BOOST_REQUIRE_EQUAL(r1.size(), 2u);
+  BOOST_TEST(r1[0].unit == "ticks");
+  BOOST_TEST(r1[0].value > 0u);
+  BOOST_TEST(r2[0].value >= r1[0].value);  // the TSC only goes forward
+  BOOST_TEST(r3[0].value >= r2[0].value);
+  BOOST_TEST(r4[0].value == r3[0].value);  // stopped: frozen
+  BOOST_TEST(r4[1].value == r4[0].value);  // two tsc entries read the same ticks
+  BOOST_TEST(r3[0].time_enabled == r3[0].time_running);
+  BOOST_TEST(!r3[0].extrapolated);
+  s.reset();
+  BOOST_TEST(s.read()[0].value == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(tsc_takes_no_modifiers) {
+  pmc_test::TempDir tmp;
+  pmc::Hal hal = no_backend_hal(tmp);
+  pmc::Session s = hal.session(pmc::Scope::this_thread());
+  try {
+    s.add("tsc:u");
+    BOOST_ERROR("tsc:u accepted");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::attribute));
+    BOOST_TEST(std::string(e.what()).find("column 5") != std::string::npos, e.what());
+  }
+  try {
+    s.add("hal::tsd");
+    BOOST_ERROR("hal::tsd accepted");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::not_found));
+    BOOST_TEST(std::string(e.what()).find("task-clock") != std::string::npos, e.what());
+  }
+  BOOST_TEST(s.encodings().empty());
+}
