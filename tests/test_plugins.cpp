@@ -298,3 +298,16 @@ BOOST_AUTO_TEST_CASE(session_outlives_hal) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(an_error_thrown_by_a_plugin_outlives_the_plugin) {
+  // The Hal (and with it the last reference to the p6 library) dies at the end of the full
+  // expression, while the exception the plugin threw is still being handled.
+  pmc::Config cfg;
+  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-iii.txt";
+  try {
+    (void)pmc::Hal::open(cfg).encode("NO_SUCH_EVENT");
+    BOOST_ERROR("an unknown event encoded");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(std::string(e.what()).find("NO_SUCH_EVENT") != std::string::npos);
+  }
+}

@@ -41,10 +41,8 @@
 // event's fixed counter (bit 0 OS, 1 USR, 2 AnyThread; PMI, bit 3, never set), unshifted. Raw
 // model-specific events are perf's syntax `rUUEE` (hex): umask UU, event select EE.
 //
-// The interface gap: encode() receives the PmuInfo, not the CpuInfo, yet must know the EBX
-// vector and the AnyThread state. pmu() therefore ends the description with a fixed-format
-// summary of leaf 0AH ("[CPUID.0AH: version 5, EBX 0x00000000 length 8, AnyThread deprecated]")
-// that encode() reads back (facts_of). It is the one place that knows the format.
+// encode() receives the PmuInfo, not the CpuInfo, yet must know the EBX vector and the
+// AnyThread state: pmu() records them in PmuInfo::properties (facts_of reads them back).
 #include <pmc/backend.hpp>
 #include <pmc/backend_export.hpp>
 #include <pmc/error.hpp>
@@ -53,7 +51,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <new>
 #include <optional>
 #include <string>
@@ -119,9 +116,6 @@ bool bit(std::uint32_t v, unsigned n) { return ((v >> n) & 1u) != 0; }
 std::uint64_t width_mask(unsigned width) { return width >= 64 ? ~0ull : (1ull << width) - 1; }
 
 enum class AnyThread { reserved, supported, deprecated };
-const char* any_name(AnyThread a) {
-  return a == AnyThread::supported ? "supported" : a == AnyThread::deprecated ? "deprecated" : "reserved";
-}
 
 // ---------------------------------------------------------------------------------------------
 // The geometry, from CPUID alone.
@@ -271,9 +265,7 @@ std::string summary(const Geometry& g) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What encode() needs from CPUID, carried in PmuInfo::description (see the file comment).
-constexpr const char* kFactsFormat = "[CPUID.0AH: version %u, EBX 0x%x length %u, AnyThread %15[a-z]]";
-
+// What encode() needs from CPUID, carried in PmuInfo::properties (see the file comment).
 struct Facts {
   unsigned version = 3;
   std::uint32_t ebx = 0;
@@ -282,28 +274,27 @@ struct Facts {
   std::string cpu;  // for messages
 };
 
-std::string facts_text(const Geometry& g) {
-  return fmt::format("[CPUID.0AH: version {}, EBX 0x{:08X} length {}, AnyThread {}]", g.version == 0 ? 1 : g.version,
-                     g.ebx, g.ebx_length, any_name(g.any));
+void record_facts(const Geometry& g, PmuInfo& p) {
+  p.properties["arch.version"] = g.version == 0 ? 1 : g.version;
+  p.properties["arch.ebx"] = g.ebx;
+  p.properties["arch.ebx_length"] = g.ebx_length;
+  p.properties["arch.anythread"] = static_cast<std::uint64_t>(g.any);
 }
 
-// A PmuInfo this backend did not make (no summary) gets no restrictions, as libpfm4 gives a
+// A PmuInfo this backend did not make (no properties) gets no restrictions, as libpfm4 gives a
 // forced ix86arch PMU (version 3, EBX 0).
 Facts facts_of(const PmuInfo& pmu) {
   Facts f;
-  const std::string& d = pmu.description;
-  const auto at = d.rfind("[CPUID.0AH:");
-  f.cpu = d.substr(0, at == std::string::npos ? d.size() : at);
-  while (!f.cpu.empty() && f.cpu.back() == ' ') f.cpu.pop_back();
-  if (at == std::string::npos) return f;
-  unsigned version = 0, length = 0, ebx = 0;
-  char any[16] = {};
-  if (std::sscanf(d.c_str() + at, kFactsFormat, &version, &ebx, &length, any) != 4) return f;
-  f.version = version;
-  f.ebx = ebx;
-  f.ebx_length = length;
-  const std::string a = any;
-  f.any = a == "supported" ? AnyThread::supported : a == "deprecated" ? AnyThread::deprecated : AnyThread::reserved;
+  f.cpu = pmu.cpu;
+  auto get = [&](std::string_view key) -> std::optional<std::uint64_t> {
+    auto it = pmu.properties.find(key);
+    if (it == pmu.properties.end()) return std::nullopt;
+    return it->second;
+  };
+  if (auto v = get("arch.version")) f.version = static_cast<unsigned>(*v);
+  if (auto v = get("arch.ebx")) f.ebx = static_cast<std::uint32_t>(*v);
+  if (auto v = get("arch.ebx_length")) f.ebx_length = static_cast<unsigned>(*v);
+  if (auto v = get("arch.anythread")) f.any = static_cast<AnyThread>(*v);
   return f;
 }
 
@@ -396,10 +387,11 @@ class ArchPerfBackend final : public Backend {
     }
     std::sort(p.registers.begin(), p.registers.end());
     // The probe's reason carries the notes (quirks applied, hybrid core type); the description
-    // stays one readable line plus the leaf-0AH summary encode() reads back.
-    p.description = fmt::format("Intel architectural perfmon v{}{} on {}: {} {}", g.version == 0 ? 1 : g.version,
-                                g.hybrid.empty() ? "" : " (" + g.hybrid + ")", describe(cpu), summary(g),
-                                facts_text(g));
+    // stays one readable line.
+    p.description = fmt::format("Intel architectural perfmon v{}{} on {}: {}", g.version == 0 ? 1 : g.version,
+                                g.hybrid.empty() ? "" : " (" + g.hybrid + ")", describe(cpu), summary(g));
+    p.cpu = describe(cpu);
+    record_facts(g, p);
     return p;
   }
 

@@ -100,6 +100,7 @@ class P6Backend final : public Backend {
     p.description = m.matched() && model ? fmt::format("Intel P6 ({})", model->name)
                                          : std::string("Intel P6 (CPU not a P6 part: every model's events)");
     p.device_model = "p6";
+    p.cpu = describe(cpu);
     p.counters = {
         CounterInfo{CounterKind::general, 0, kWidth, kPerfEvtSel0, kPerfCtr0},
         CounterInfo{CounterKind::general, 1, kWidth, kPerfEvtSel1, kPerfCtr1},

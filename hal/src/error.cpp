@@ -39,4 +39,8 @@ const std::error_category& category() noexcept {
 Error::Error(errc code, std::string message)
     : std::system_error(make_error_code(code), message), message_(std::move(message)) {}
 
+Error::~Error() = default;
+
+const char* Error::what() const noexcept { return message_.c_str(); }
+
 }  // namespace pmc

@@ -116,22 +116,20 @@ void SessionImpl::add_backend_event(const EventSpec& spec) {
                               return names;
                             }()));
   if (ctx->access == "perf") return add_perf_event(spec);
-  if (!registers_)
+  if (ctx->access == "sim" && scope.kind != Scope::Kind::thread)
     throw Error(errc::not_supported,
-                fmt::format("event '{}': access '{}' is not available in this build; use access = \"sim\" to count "
-                            "on the simulated {} PMU",
-                            spec.text, ctx->access, ctx->pmu.name));
-  if (scope.kind != Scope::Kind::thread)
-    throw Error(errc::not_supported,
-                fmt::format("event '{}': access '{}' counts the simulated {} device that run_workload drives, not {}; "
+                fmt::format("event '{}': access 'sim' counts the simulated {} device that run_workload drives, not {}; "
                             "counting real activity needs access = \"perf\"",
-                            spec.text, ctx->access, ctx->pmu.name, scope.describe()));
+                            spec.text, ctx->pmu.name, scope.describe()));
   Encoding enc = ctx->backend().encode(spec, ctx->catalog, ctx->pmu);
   // Reschedule every backend event with the new one; on any failure nothing has changed.
   std::vector<Encoding> backend;
   for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
   backend.push_back(enc);
   std::vector<std::size_t> slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+  if (!registers_ && ctx->access == "msr") open_msr(spec);
+  if (!registers_)
+    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", spec.text, ctx->access));
   std::vector<const CounterInfo*> counters;
   for (std::size_t s : slots) counters.push_back(&ctx->pmu.counters[s]);
   registers_->assign(backend, counters);
@@ -140,6 +138,36 @@ void SessionImpl::add_backend_event(const EventSpec& spec) {
   backend_events_.push_back(encodings.size() - 1);
   entries_.push_back({registers_.get(), backend.size() - 1, nullptr});
   for (std::size_t i = 0; i < backend_events_.size(); ++i) entries_[backend_events_[i]].counter = counters[i];
+}
+
+// Access "msr": the first PMU event opens /dev/cpu/N/msr of the CPU the scope names (this
+// thread: the CPU it runs on now, where it stays pinned), after checking that nobody else is
+// using the PMU.
+void SessionImpl::open_msr(const EventSpec& spec) {
+  if (ctx->cpu.source != "native")
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access 'msr' programs this machine's PMU, but the session is for the CPU of "
+                            "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
+                            spec.text, ctx->cpu.source));
+  int cpu = -1;
+  if (scope.kind == Scope::Kind::thread)
+    cpu = sched_getcpu();
+  else if (scope.kind == Scope::Kind::cpu)
+    cpu = scope.cpu;
+  else
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access 'msr' counts one CPU (this thread's, pinned to it, or Scope::on_cpu), "
+                            "not {}; use access = \"perf\"",
+                            spec.text, scope.describe()));
+  if (cpu < 0) throw Error(errc::not_supported, fmt::format("event '{}': sched_getcpu failed", spec.text));
+  if (auto conflict = nmi_watchdog_conflict(options))
+    throw Error(errc::not_supported, fmt::format("event '{}': access 'msr' refused: {}", spec.text, *conflict));
+  auto pin = std::make_unique<CpuPin>(cpu);
+  auto regs = std::make_unique<MsrRegisterFile>(cpu, ctx->pmu, options);
+  if (auto busy = counters_in_use(*regs, ctx->pmu, cpu, regs->device().string()))
+    throw Error(errc::not_supported, fmt::format("event '{}': access 'msr' refused: {}", spec.text, *busy));
+  pin_ = std::move(pin);
+  registers_ = std::make_unique<RegisterAccess>("msr", ctx, std::move(regs), nullptr);
 }
 
 // Access "perf": the kernel programs the counters from the raw encoding. Scheduling still runs,

@@ -4,6 +4,7 @@
 
 #include "access.hpp"
 #include "context.hpp"
+#include "msr.hpp"
 #include "perf_event.hpp"
 #include "tsc.hpp"
 
@@ -15,7 +16,8 @@
 
 namespace pmc::detail {
 
-class SessionImpl {
+// Exported for the tests (they build sessions over a fake /dev/cpu tree); not public API.
+class PMC_API SessionImpl {
  public:
   // ctx->loaded may be null: a session without a backend counts HAL events only.
   explicit SessionImpl(std::shared_ptr<const Context> context, Scope scope = {}, AccessOptions options = {});
@@ -47,12 +49,14 @@ class SessionImpl {
   void add_backend_event(const EventSpec& spec);
   void add_hal_event(HalEvent event);
   void add_perf_event(const EventSpec& spec);
+  void open_msr(const EventSpec& spec);
   PerfAccess& perf();
   [[nodiscard]] std::vector<Access*> accesses() const;  // in start order
   [[nodiscard]] std::vector<int> cpus();                // Scope each_cpu: the CPUs read
 
   std::vector<Entry> entries_;
   std::vector<std::size_t> backend_events_;  // indexes into encodings of the backend events
+  std::unique_ptr<CpuPin> pin_;                // access "msr": destroyed after the registers are stopped
   std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"
   std::unique_ptr<PerfAccess> perf_;           // software events, and access "perf"
   std::unique_ptr<TscAccess> tsc_;

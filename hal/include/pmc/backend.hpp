@@ -9,6 +9,7 @@
 #include <pmc/register_file.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,10 @@ struct PMC_API PmuInfo {
   std::string device_model;         // sim/ device model that behaves like this PMU
   std::vector<CounterInfo> counters;
   std::vector<std::uint32_t> registers;  // every MSR the driver may touch (msr allowlist)
+  std::string cpu;                  // describe() of the CPU this geometry was made for
+  // Facts from CPUID a backend's pmu() records for its own encode() (which sees no CpuInfo),
+  // e.g. archperf's "arch.ebx" availability vector. Keys are the backend's own.
+  std::map<std::string, std::uint64_t, std::less<>> properties;
   [[nodiscard]] unsigned general_count() const;
   [[nodiscard]] const CounterInfo* general(unsigned index) const;
   [[nodiscard]] const CounterInfo* fixed(unsigned index) const;
@@ -103,7 +108,7 @@ class PMC_API Backend {
 // Version rule (as FreeBSD's PMC_VERSION): MMmmpppp; a different major is incompatible, a
 // newer minor on the host is fine, struct_size must be at least what the host knows.
 inline constexpr std::uint32_t kBackendAbiMajor = 1;
-inline constexpr std::uint32_t kBackendAbiVersion = (kBackendAbiMajor << 24) | (0u << 16) | 0u;
+inline constexpr std::uint32_t kBackendAbiVersion = (kBackendAbiMajor << 24) | (1u << 16) | 0u;
 
 extern "C" {
 struct pmc_backend_descriptor {

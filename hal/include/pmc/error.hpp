@@ -38,7 +38,12 @@ inline std::error_code make_error_code(errc e) noexcept {
 class PMC_API Error : public std::system_error {
  public:
   Error(errc code, std::string message);
-  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  // Out of line on purpose: the vtable then lives in libpmchal, not in each backend that throws,
+  // so an Error thrown by a plugin stays valid after that plugin is unloaded.
+  ~Error() override;
+  [[nodiscard]] const char* what() const noexcept override;
   [[nodiscard]] errc kind() const noexcept { return static_cast<errc>(code().value()); }
 
  private:
