@@ -461,3 +461,18 @@ BOOST_FIXTURE_TEST_CASE(pmc_probe_list_and_stat, Cli) {
   BOOST_TEST(j.at("counters").at(1).at("value") == 12288);
   BOOST_TEST(j.at("interrupts") == 68 + 48);
 }
+
+BOOST_AUTO_TEST_CASE(readings_carry_the_interrupt_interval_as_granularity) {
+  pmc::Hal hal = alpha();
+  pmc::Session s = hal.session();
+  s.add("PF_CYCLES:period=4096");
+  s.add("PF_DCACHE:period=256");
+  s.start();
+  run(s, "[[segment]]\ncycles = 10000\nsignals = { l1d-misses = 1 }\n");
+  s.stop();
+  auto r = s.read();
+  BOOST_TEST(r.at(0).granularity == 4096u);
+  BOOST_TEST(r.at(1).granularity == 256u);
+  BOOST_TEST(r.at(0).value == 2u * 4096u);  // 10000 cycles: two interrupts of 4096
+  BOOST_TEST(r.at(1).value == 39u * 256u);  // 10000 misses: 39 interrupts of 256
+}

@@ -109,8 +109,10 @@ void SessionImpl::add_hal_event(HalEvent h) {
 void SessionImpl::add_backend_event(const EventSpec& spec) {
   if (!ctx->loaded)
     throw Error(errc::not_supported,
-                fmt::format("event '{}' is not a HAL event ({}) and there is no backend for PMU events", spec.text,
-                            [] {
+                fmt::format("event '{}' needs a PMU backend and none matches this CPU ({}): count it on hardware "
+                            "whose PMU a backend drives, or on a simulated PMU (pmc stat --cpuid-dump pentium-iii "
+                            "--workload p6-demo -e {}); events available here: {}",
+                            spec.text, describe(ctx->cpu), spec.text, [] {
                               std::string names;
                               for (const auto& e : hal_events()) names += (names.empty() ? "" : ", ") + std::string(e.name);
                               return names;
@@ -271,6 +273,7 @@ std::vector<Reading> SessionImpl::read() {
       r.time_running = c.time_running;
       r.extrapolated = c.extrapolated;
       r.cpu = c.cpu;
+      r.granularity = encodings[i].granularity;
       if (const HalEventInfo* info = hal_info(encodings[i])) r.unit = info->unit;
       if (e.counter) {
         r.counter_kind = e.counter->kind;

@@ -19,7 +19,7 @@ std::unique_ptr<Device> make_device(std::string_view model, const CpuInfo& cpu) 
   if (model == "alpha21064") return std::make_unique<Alpha21064Device>();  // CPU 0 of its own system
   if (model == "archperf") return std::make_unique<ArchPerfDevice>(cpu);
   throw Error(errc::not_found,
-              fmt::format("no simulated device model '{}' (available: archperf, p6)", model));
+              fmt::format("no simulated device model '{}' (available: alpha21064, archperf, p6)", model));
 }
 
 namespace {
