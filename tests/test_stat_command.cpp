@@ -268,15 +268,9 @@ BOOST_FIXTURE_TEST_CASE(signals_are_forwarded, Stat) {
     BOOST_TEST_CONTEXT("signal " << sig) {
       std::vector<std::string> args{kPmc.string(), "stat", "-o", report.string(), "-e", "task-clock:u", "--", "sleep",
                                     "1000"};
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      std::vector<std::string> env_s;
-      for (const auto& [k, v] : env)
-        if (v) env_s.push_back(k + "=" + *v);
-      std::vector<char*> envp;
-      for (auto& e : env_s) envp.push_back(e.data());
-      envp.push_back(nullptr);
+      std::vector<char*> argv = pmc_test::c_strings(args);
+      std::vector<std::string> env_s = pmc_test::env_strings(env);
+      std::vector<char*> envp = pmc_test::c_strings(env_s);
       // Default dispositions and an empty mask, whatever this test inherited.
       posix_spawnattr_t attr;
       posix_spawnattr_init(&attr);

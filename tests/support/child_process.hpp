@@ -68,6 +68,23 @@ class TempDir {
 
 using Env = std::map<std::string, std::optional<std::string>>;  // nullopt = unset
 
+
+// A NULL-terminated char* array over strings that must outlive it (argv, envp for exec).
+inline std::vector<char*> c_strings(std::vector<std::string>& owned) {
+  std::vector<char*> out;
+  for (auto& s : owned) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// "KEY=value" for every variable that is set.
+inline std::vector<std::string> env_strings(const Env& env) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env)
+    if (v) out.push_back(k + "=" + *v);
+  return out;
+}
+
 // Runs exe with args and exactly the environment env (no variable of ours leaks in), in cwd.
 inline Result run(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& scratch,
            const fs::path& cwd = {}) {
@@ -78,15 +95,9 @@ inline Result run(const fs::path& exe, const std::vector<std::string>& args, con
     argv_s.push_back(a);
     r.command += " " + a;
   }
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_s;
-  for (const auto& [k, v] : env)
-    if (v) env_s.push_back(k + "=" + *v);
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<char*> argv = c_strings(argv_s);
+  std::vector<std::string> env_s = env_strings(env);
+  std::vector<char*> envp = c_strings(env_s);
 
   const fs::path out_file = scratch / "child.stdout";
   const fs::path err_file = scratch / "child.stderr";
