@@ -184,7 +184,7 @@ static void profile(void) {
   CHECK(total == 80);
 
   /* Kernel profiling replaces the user one. */
-  struct addr_range ktext = {0x200000UL, 0x202000UL};
+  struct addr_range ktext = {0xfffffc0000310000UL, 0xfffffc0000312000UL}; /* KSEG */
   CHECK(pfm_ioctl(fd, PCNTSETKADDR, &ktext) == 0);
   CHECK(pfm_ioctl(fd, PCNTGETRSIZE, &rsize) == 0);
   CHECK(rsize == 2048);

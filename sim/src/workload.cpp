@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <limits>
 #include <map>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,68 @@ std::optional<std::int64_t> get_ranged(const toml::table& t, std::string_view ke
             fmt::format("'{}' must be {}, not {}", key, range, *v));
   }
   return v;
+}
+
+// The text of a 'pc' string: an unsigned 64-bit number in hex ("0x" prefix) or decimal, '_'
+// allowed between two digits as in a TOML integer ("0xffff_fc00_0031_0000"). {} on success;
+// invalid_argument when it is not such a number; result_out_of_range when it is 2^64 or more.
+std::errc parse_u64(std::string_view text, std::uint64_t& out) {
+  int base = 10;
+  if (text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  std::string digits;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '_') {
+      digits += text[i];
+    } else if (i == 0 || i + 1 == text.size() || text[i + 1] == '_') {
+      return std::errc::invalid_argument;  // '_' first, last or doubled: not between digits
+    }
+  }
+  // from_chars takes no sign, prefix or blank for an unsigned type: anything but digits of the
+  // base stops it before the end.
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, out, base);
+  if (digits.empty() || ptr != end || ec == std::errc::invalid_argument) {
+    return std::errc::invalid_argument;
+  }
+  return ec;
+}
+
+// One value of 'pc = [begin, end]' (`which` is "begin" or "end"): an integer >= 0, or a string
+// holding an unsigned 64-bit number, for addresses of 2^63 and above (Alpha KSEG) that a TOML
+// integer, signed 64-bit, cannot hold.
+std::uint64_t pc_value(const toml::node& item, std::string_view which) {
+  if (const auto* i = item.as_integer()) {
+    const std::int64_t v = i->get();
+    if (v < 0) {
+      fail_at(item, errc::invalid_argument,
+              fmt::format("'pc' {} must be >= 0, not {} (write an address of 2^63 or more as a "
+                          "string: {} as a 64-bit address is \"{:#x}\")",
+                          which, v, v, static_cast<std::uint64_t>(v)));
+    }
+    return static_cast<std::uint64_t>(v);
+  }
+  if (const auto* s = item.as_string()) {
+    std::uint64_t v = 0;
+    const std::errc ec = parse_u64(s->get(), v);
+    if (ec == std::errc::result_out_of_range) {
+      fail_at(item, errc::invalid_argument,
+              fmt::format("'pc' {} {:?} does not fit in 64 bits (at most 0xffffffffffffffff)",
+                          which, s->get()));
+    }
+    if (ec != std::errc{}) {
+      fail_at(item, errc::invalid_argument,
+              fmt::format("'pc' {} {:?} is not an unsigned 64-bit number (write hex such as "
+                          "\"0xfffffc0000310000\" or decimal, '_' allowed between digits)",
+                          which, s->get()));
+    }
+    return v;
+  }
+  fail_at(item, errc::invalid_argument,
+          fmt::format("'pc' {} must be an integer >= 0 or a string holding a number, not {}", which,
+                      detail::type_name(item.type())));
 }
 
 Mode parse_mode(const toml::table& seg) {
@@ -111,19 +175,24 @@ void parse_segment(const toml::table& seg, std::vector<Segment>& out) {
   s.mode = parse_mode(seg);
   s.halted = detail::get_bool(seg, "halted").value_or(false);
   s.ipl = static_cast<unsigned>(get_ranged(seg, "ipl", 0, 8, false, "0..8").value_or(0));
-  if (auto pc = detail::get_ints(seg, "pc")) {
-    const toml::node& where = node_of(seg, "pc");
-    if (pc->size() != 2) {
-      fail_at(where, errc::invalid_argument,
-              fmt::format("'pc' must be [begin, end], not an array of {} values", pc->size()));
+  if (const toml::node* pc = seg.get("pc")) {
+    const toml::array* arr = pc->as_array();
+    if (!arr) {
+      fail_at(*pc, errc::invalid_argument,
+              fmt::format("'pc' must be [begin, end], integers or number strings, not {}",
+                          detail::type_name(pc->type())));
     }
-    if ((*pc)[0] < 0 || (*pc)[1] < 0 || (*pc)[0] >= (*pc)[1]) {
-      fail_at(where, errc::invalid_argument,
+    if (arr->size() != 2) {
+      fail_at(*pc, errc::invalid_argument,
+              fmt::format("'pc' must be [begin, end], not an array of {} values", arr->size()));
+    }
+    s.pc_begin = pc_value(*arr->get(0), "begin");
+    s.pc_end = pc_value(*arr->get(1), "end");
+    if (s.pc_begin >= s.pc_end) {
+      fail_at(*pc, errc::invalid_argument,
               fmt::format("'pc' must be [begin, end) with 0 <= begin < end, not [{:#x}, {:#x}]",
-                          (*pc)[0], (*pc)[1]));
+                          s.pc_begin, s.pc_end));
     }
-    s.pc_begin = static_cast<std::uint64_t>((*pc)[0]);
-    s.pc_end = static_cast<std::uint64_t>((*pc)[1]);
   }
   // The CPU and the process (Alpha 21064 model: pfm(7) open modes and PCNTLOGSELECT).
   s.cpu = static_cast<unsigned>(get_ranged(seg, "cpu", 0, 63, false, "0..63").value_or(0));
