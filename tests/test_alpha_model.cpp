@@ -41,7 +41,7 @@ constexpr u64 ISSUES = 0x0, PIPEDRY = 0x2, LOADI = 0x4, BRANCHI = 0x8, CYCLES = 
 constexpr u64 DCACHE = 0x0, ICACHE = 0x1, DUAL = 0x2, BRANCHMISS = 0x3, FPINST = 0x4, STOREI = 0x6;
 // The model's register map (docs in <pmc/sim/alpha21064.hpp>).
 constexpr std::uint32_t ICCSR = 0, COUNT0 = 1, COUNT1 = 2, CYCLE_COUNT = 3, PERFMON = 4, LOG = 5,
-                        ITEMS = 6;
+                        ITEMS = 6, PROFILE = 7, PSTART = 8, PEND = 9, IPLHIS = 0x10, BUCKET = 0x100000;
 constexpr u64 ITEM_COUNTERS = 1, ITEM_IPL = 2, ITEM_PROFILING = 4;
 
 Segment seg(u64 cycles, std::map<std::string, u64, std::less<>> signals = {}, Mode mode = Mode::user,
@@ -503,7 +503,9 @@ BOOST_AUTO_TEST_CASE(s5_11_each_and_all) {
 
 BOOST_AUTO_TEST_CASE(s5_12_unknown_registers_and_rdpmc) {
   Alpha21064Device d;
-  BOOST_TEST(faults([&] { (void)d.read(7); }));
+  BOOST_TEST(faults([&] { (void)d.read(0xA); }));
+  BOOST_TEST(faults([&] { (void)d.read(IPLHIS + 9); }));     // slots 0..8 only
+  BOOST_TEST(faults([&] { (void)d.read(BUCKET); }));         // no profile, no buckets
   BOOST_TEST(faults([&] { d.write(0x186, 0); }));
   BOOST_TEST(faults([&] { (void)d.rdpmc(0); }));   // the counters are not readable (sheet 4b)
   BOOST_TEST(faults([&] { d.write(ITEMS, 0); }));
@@ -511,6 +513,65 @@ BOOST_AUTO_TEST_CASE(s5_12_unknown_registers_and_rdpmc) {
   BOOST_TEST(d.name() == "alpha21064");
   auto made = pmc::sim::make_device("alpha21064", pmc::CpuInfo{});
   BOOST_TEST(made->name() == "alpha21064");
+}
+
+BOOST_AUTO_TEST_CASE(register_map_reaches_the_ipl_histogram_and_the_profile) {
+  // What a driver sees of the handler's data through the RegisterFile: PCNTSETITEMS,
+  // PCNTSETUADDR / KADDR as PSTART, PEND, PROFILE; PCNTGETIPLHIS as slots 0x10-0x18; read(2) of
+  // the profile as buckets 0x100000 + b.
+  Chip c(mux0(CYCLES) | PC0 | DISABLE1, ITEM_COUNTERS | ITEM_IPL);
+  c.d.write(PSTART, 0x1000);
+  c.d.write(PEND, 0x1100);
+  BOOST_TEST(faults([&] { c.d.write(PROFILE, 1); }));  // ITEMS has no PFM_PROFILING: refused
+  BOOST_TEST(c.d.read(PROFILE) == 0u);
+  c.d.write(ITEMS, ITEM_COUNTERS | ITEM_IPL | ITEM_PROFILING);
+  c.d.write(PROFILE, 1);  // user PCs in [0x1000, 0x1100): 16 buckets
+  BOOST_TEST(c.d.read(PROFILE) == 1u);
+  BOOST_TEST(c.d.read(PSTART) == 0x1000u);
+  BOOST_TEST(c.d.read(PEND) == 0x1100u);
+  BOOST_TEST(c.d.profile().buckets.size() == 16u);
+  BOOST_TEST(faults([&] { (void)c.d.read(BUCKET + 16); }));  // one past the last bucket
+
+  // 8192 user cycles over [0x1000, 0x1100): interrupts in cycles 4095 and 8191 at PCs
+  // 0x1000 + floor(4095 * 256 / 8192) = 0x107F (bucket 7) and 0x10FF (bucket 15); then 4096
+  // cycles at IPL 3: one more, slot 3.
+  Segment user = seg(8192);
+  user.pc_begin = 0x1000;
+  user.pc_end = 0x1100;
+  c.d.run(user);
+  c.d.run(kernel(4096, 3));
+  BOOST_TEST(c.d.read(IPLHIS + 8) == 2u);
+  BOOST_TEST(c.d.read(IPLHIS + 3) == 1u);
+  BOOST_TEST(c.d.read(IPLHIS + 0) == 0u);
+  for (std::uint32_t b = 0; b < 16; ++b)
+    BOOST_TEST(c.d.read(BUCKET + b) == (b == 7 || b == 15 ? 1u : 0u), "bucket " << b);
+
+  // The histogram is cleared one slot at a time, with 0 only; buckets are read only.
+  BOOST_TEST(faults([&] { c.d.write(IPLHIS + 8, 5); }));
+  c.d.write(IPLHIS + 8, 0);
+  BOOST_TEST(c.d.read(IPLHIS + 8) == 0u);
+  BOOST_TEST(c.d.read(IPLHIS + 3) == 1u);
+  BOOST_TEST(faults([&] { c.d.write(BUCKET + 7, 0); }));
+  // Writing PROFILE again starts an empty profile; 0 stops and frees it.
+  c.d.write(PROFILE, 2);
+  BOOST_TEST(c.d.read(PROFILE) == 2u);
+  BOOST_TEST(c.d.read(BUCKET + 7) == 0u);
+  c.d.write(PROFILE, 0);
+  BOOST_TEST(c.d.profile().buckets.empty());
+  BOOST_TEST(faults([&] { c.d.write(PROFILE, 3); }));
+
+  // Ranges: empty, and 2^24 bytes (pfm(7) ENOMEM) are refused; one byte less is 2^20 buckets.
+  c.d.write(PSTART, 0x2000);
+  c.d.write(PEND, 0x2000);
+  BOOST_TEST(faults([&] { c.d.write(PROFILE, 1); }));
+  c.d.write(PSTART, 0);
+  c.d.write(PEND, u64{1} << 24);
+  BOOST_TEST(faults([&] { c.d.write(PROFILE, 1); }));
+  BOOST_TEST(c.d.read(PROFILE) == 0u);  // a refused write changes nothing
+  c.d.write(PEND, (u64{1} << 24) - 1);
+  c.d.write(PROFILE, 1);
+  BOOST_TEST(c.d.profile().buckets.size() == (std::size_t{1} << 20));
+  BOOST_TEST(c.d.read(BUCKET + (1u << 20) - 1) == 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -25,13 +25,22 @@
 //  - write_counter(): only 0, which clears the interrupt count (the partial interval carries
 //    on, sheet 5.8); the driver cannot preset anything else.
 //
+// Profiling (pmc/profile.hpp): at each counter interrupt the pfm driver's handler records, as
+// its items say, the IPL the CPU was at (a 9-slot histogram: IPL 0-5, 6 unused since counter
+// interrupts arrive at IPL 6, 7 the idle thread, 8 user mode) and the interrupted PC (one
+// bucket per 4 instructions, 16 bytes, over one user or kernel range). program_profile() sets
+// the items (PFM_COUNTERS, plus PFM_IPL and PFM_PROFILING as asked) and the range
+// (PCNTSETUADDR / PCNTSETKADDR); the driver's buffer covers less than 2^24 bytes.
+//
 // The device model's register map (sim/include/pmc/sim/alpha21064.hpp; the RegisterFile is the
 // driver's path to PALcode and the interrupt handler): 0 ICCSR, 1 and 2 the interrupt counts of
 // counter 0 and 1, 4 PERFMON (1 enable, 0 disable), 5 LOG (1 all, 2 selected processes),
-// 6 ITEMS (1 counters).
+// 6 ITEMS (1 counters, 2 IPL, 4 profiling), 7 PROFILE (0 off, 1 user, 2 kernel) over
+// [8 PSTART, 9 PEND), 0x10-0x18 the IPL histogram, 0x100000 + b profile bucket b.
 #include <pmc/backend.hpp>
 #include <pmc/backend_export.hpp>
 #include <pmc/error.hpp>
+#include <pmc/profile.hpp>
 
 #include <fmt/format.h>
 
@@ -47,8 +56,21 @@ constexpr std::uint32_t kCount1 = 2;
 constexpr std::uint32_t kPerfmon = 4;
 constexpr std::uint32_t kLog = 5;
 constexpr std::uint32_t kItems = 6;
+constexpr std::uint32_t kProfile = 7;
+constexpr std::uint32_t kProfileStart = 8;
+constexpr std::uint32_t kProfileEnd = 9;
+constexpr std::uint32_t kIplSlot0 = 0x10;
+constexpr std::uint32_t kBucket0 = 0x100000;
 constexpr std::uint64_t kLogAll = 1;
 constexpr std::uint64_t kItemCounters = 1;  // PFM_COUNTERS
+constexpr std::uint64_t kItemIpl = 2;       // PFM_IPL
+constexpr std::uint64_t kItemProfiling = 4; // PFM_PROFILING
+constexpr std::uint64_t kBucketBytes = 16;  // 4 instructions
+constexpr std::uint64_t kMaxRangeBytes = 1ull << 24;  // 2^20 buckets: ENOMEM beyond
+
+// The IPL histogram's slots (pfm(7) PCNTGETIPLHIS).
+constexpr const char* kIplLabels[] = {"IPL 0", "IPL 1", "IPL 2", "IPL 3", "IPL 4",
+                                      "IPL 5", "IPL 6 (unused)", "idle", "user"};
 
 constexpr std::uint64_t kPc1 = 1ull << 0;
 constexpr std::uint64_t kPc0 = 1ull << 3;
@@ -68,7 +90,7 @@ bool mux0_defined(std::uint64_t v) {
   return v == 0x0 || v == 0x2 || v == 0x4 || v == 0x6 || v == 0x8 || v == 0xA || v == 0xB || v == 0xC || v == 0xE;
 }
 
-class Alpha21064SimBackend final : public Backend {
+class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
  public:
   std::string_view name() const override { return "alpha21064_sim"; }
   std::string_view description() const override {
@@ -183,6 +205,58 @@ class Alpha21064SimBackend final : public Backend {
                               c.index, value));
     }
     regs.write(c.counter_msr, 0);
+  }
+
+  // ProfilingDriver.
+  void check_profile(const PmuInfo&, const ProfileRequest& request) const override {
+    if (!request.pc) return;
+    const PcRange& r = *request.pc;
+    if (r.start >= r.end)
+      throw Error(errc::invalid_argument,
+                  fmt::format("PC range [{:#x}, {:#x}) is empty: its start must be below its end", r.start, r.end));
+    if (r.end - r.start >= kMaxRangeBytes)
+      throw Error(errc::invalid_argument,
+                  fmt::format("PC range [{:#x}, {:#x}) is {} bytes; the pfm driver's profile buffer covers less than "
+                              "{} bytes ({} buckets of {}): choose a smaller range",
+                              r.start, r.end, r.end - r.start, kMaxRangeBytes, kMaxRangeBytes / kBucketBytes,
+                              kBucketBytes));
+  }
+
+  void program_profile(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>&,
+                       const ProfileRequest& request) const override {
+    std::uint64_t items = kItemCounters;
+    if (request.levels) items |= kItemIpl;
+    if (request.pc) items |= kItemProfiling;
+    regs.write(kItems, items);
+    for (std::uint32_t slot = 0; slot < std::size(kIplLabels); ++slot) regs.write(kIplSlot0 + slot, 0);
+    regs.write(kProfile, 0);
+    if (request.pc) {
+      regs.write(kProfileStart, request.pc->start);
+      regs.write(kProfileEnd, request.pc->end);
+      regs.write(kProfile, request.pc->space == AddressSpace::user ? 1 : 2);
+    }
+  }
+
+  void clear_profile(RegisterFile& regs, const PmuInfo&, const ProfileRequest& request) const override {
+    for (std::uint32_t slot = 0; slot < std::size(kIplLabels); ++slot) regs.write(kIplSlot0 + slot, 0);
+    if (request.pc) regs.write(kProfile, request.pc->space == AddressSpace::user ? 1 : 2);  // empty again
+  }
+
+  LevelHistogram read_levels(RegisterFile& regs, const PmuInfo&) const override {
+    LevelHistogram h;
+    for (std::uint32_t slot = 0; slot < std::size(kIplLabels); ++slot)
+      h.bins.push_back({kIplLabels[slot], regs.read(kIplSlot0 + slot)});
+    return h;
+  }
+
+  PcProfile read_pc_profile(RegisterFile& regs, const PmuInfo&, const PcRange& range) const override {
+    PcProfile p;
+    p.range = range;
+    p.bucket_bytes = kBucketBytes;
+    const std::uint64_t buckets = (range.end - range.start + kBucketBytes - 1) / kBucketBytes;
+    p.samples.reserve(buckets);
+    for (std::uint64_t b = 0; b < buckets; ++b) p.samples.push_back(regs.read(kBucket0 + static_cast<std::uint32_t>(b)));
+    return p;
   }
 };
 

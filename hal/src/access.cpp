@@ -186,8 +186,26 @@ void RegisterAccess::program() {
   const Backend& b = ctx_->backend();
   b.program(*regs_, ctx_->pmu, assignments());
   for (const CounterInfo* c : counters_) b.write_counter(*regs_, *c, 0);
+  if (profiler_ && !profile_.empty()) profiler_->program_profile(*regs_, ctx_->pmu, assignments(), profile_);
   last_raw_.assign(encodings_.size(), 0);
   programmed_ = true;
+}
+
+void RegisterAccess::set_profile(const ProfilingDriver* driver, ProfileRequest request) {
+  if (running_) throw Error(errc::invalid_argument, "cannot change profiling while the counters run");
+  profiler_ = driver;
+  profile_ = std::move(request);
+  programmed_ = false;  // programmed with the events at the next start; the counts carry on
+}
+
+std::optional<LevelHistogram> RegisterAccess::levels() {
+  if (!profiler_ || !profile_.levels || !programmed_) return std::nullopt;
+  return profiler_->read_levels(*regs_, ctx_->pmu);
+}
+
+std::optional<PcProfile> RegisterAccess::pc_profile() {
+  if (!profiler_ || !profile_.pc || !programmed_) return std::nullopt;
+  return profiler_->read_pc_profile(*regs_, ctx_->pmu, *profile_.pc);
 }
 
 void RegisterAccess::start() {
@@ -219,8 +237,10 @@ void RegisterAccess::stop() {
 
 void RegisterAccess::reset() {
   const Backend& b = ctx_->backend();
-  if (programmed_)
+  if (programmed_) {
     for (const CounterInfo* c : counters_) b.write_counter(*regs_, *c, 0);
+    if (profiler_ && !profile_.empty()) profiler_->clear_profile(*regs_, ctx_->pmu, profile_);
+  }
   totals_.assign(encodings_.size(), 0);
   last_raw_.assign(encodings_.size(), 0);
   enabled_ns_ = 0;

@@ -15,6 +15,7 @@
 #include <pmc/backend.hpp>
 #include <pmc/event.hpp>
 #include <pmc/export.hpp>
+#include <pmc/profile.hpp>
 #include <pmc/register_file.hpp>
 #include <pmc/session.hpp>
 
@@ -124,6 +125,11 @@ class PMC_API RegisterAccess final : public Access {
   void reset() override;
   void poll() override;
   [[nodiscard]] std::vector<std::vector<Count>> read() override;
+  // Profiling through the backend's ProfilingDriver; only while stopped. The request is
+  // programmed with the events at the next start.
+  void set_profile(const ProfilingDriver* driver, ProfileRequest request);
+  [[nodiscard]] std::optional<LevelHistogram> levels();    // nullopt: not asked or not yet programmed
+  [[nodiscard]] std::optional<PcProfile> pc_profile();
   [[nodiscard]] sim::Device* device() const { return device_; }
   [[nodiscard]] RegisterFile& registers() { return *regs_; }
 
@@ -137,6 +143,8 @@ class PMC_API RegisterAccess final : public Access {
   sim::Device* device_ = nullptr;
   std::vector<Encoding> encodings_;
   std::vector<const CounterInfo*> counters_;
+  const ProfilingDriver* profiler_ = nullptr;
+  ProfileRequest profile_;
   std::vector<std::uint64_t> totals_;    // 64-bit counts
   std::vector<std::uint64_t> last_raw_;  // hardware value at the last poll
   bool running_ = false;

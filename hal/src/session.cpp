@@ -201,9 +201,63 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
     entries_[backend_events_[i]].counter = &ctx->pmu.counters[slots[i]];
 }
 
+// Profiling needs counter interrupts: a backend whose driver samples at them (ProfilingDriver)
+// and an access method that can receive them (only the simulated device, so far).
+void SessionImpl::profile(const ProfileRequest& request) {
+  if (running) throw Error(errc::invalid_argument, "cannot change profiling while the session is counting");
+  if (request.empty()) {
+    if (registers_) registers_->set_profile(nullptr, {});
+    profile_request = {};
+    return;
+  }
+  if (!ctx->loaded)
+    throw Error(errc::not_supported,
+                fmt::format("profiling samples at the interrupts of a PMU's counters, and no backend matches this CPU "
+                            "({}); profile a simulated PMU instead (pmc profile --backend alpha21064_sim --workload "
+                            "alpha-profile)",
+                            describe(ctx->cpu)));
+  const Backend& backend = ctx->backend();
+  const auto* driver = dynamic_cast<const ProfilingDriver*>(&backend);
+  if (!driver)
+    throw Error(errc::not_supported,
+                fmt::format("backend '{}' collects no profiles: its driver does not sample at counter interrupts (it "
+                            "implements no pmc::ProfilingDriver); the alpha21064_sim backend does",
+                            backend.name()));
+  if (ctx->access == "perf")
+    throw Error(errc::not_supported,
+                fmt::format("profiling through access 'perf' is not implemented (it would sample with "
+                            "perf_event_open); backend '{}' profiles with access = \"sim\" on a simulated workload",
+                            backend.name()));
+  if (ctx->access != "sim")
+    throw Error(errc::not_supported,
+                fmt::format("profiling needs the counters' overflow interrupts, which access '{}' cannot receive in "
+                            "user space; backend '{}' profiles with access = \"sim\" on a simulated workload",
+                            ctx->access, backend.name()));
+  driver->check_profile(ctx->pmu, request);  // throws: nothing changed
+  registers_->set_profile(driver, request);
+  profile_request = request;
+}
+
+std::vector<LevelHistogram> SessionImpl::level_histograms() {
+  std::vector<LevelHistogram> out;
+  if (registers_)
+    if (auto h = registers_->levels()) out.push_back(std::move(*h));
+  return out;
+}
+
+std::vector<PcProfile> SessionImpl::pc_profiles() {
+  std::vector<PcProfile> out;
+  if (registers_)
+    if (auto p = registers_->pc_profile()) out.push_back(std::move(*p));
+  return out;
+}
+
 void SessionImpl::start() {
   if (running) return;
   if (encodings.empty()) throw Error(errc::invalid_argument, "the session has no events to count");
+  if (!profile_request.empty() && backend_events_.empty())
+    throw Error(errc::invalid_argument,
+                "the session profiles at counter interrupts but counts no PMU event; add one (cycles, for example)");
   std::vector<Access*> started;
   try {
     for (Access* a : accesses()) {
@@ -301,6 +355,10 @@ std::vector<Reading> Session::read() { return impl_->read(); }
 void Session::poll() { impl_->poll(); }
 bool Session::running() const { return impl_->running; }
 sim::Device* Session::device() { return impl_->device; }
+void Session::profile(const ProfileRequest& request) { impl_->profile(request); }
+const ProfileRequest& Session::profile_request() const { return impl_->profile_request; }
+std::vector<LevelHistogram> Session::level_histograms() { return impl_->level_histograms(); }
+std::vector<PcProfile> Session::pc_profiles() { return impl_->pc_profiles(); }
 const Scope& Session::scope() const { return impl_->scope; }
 
 }  // namespace pmc

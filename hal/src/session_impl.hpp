@@ -31,12 +31,16 @@ class PMC_API SessionImpl {
   void reset();
   void poll();
   std::vector<Reading> read();
+  void profile(const ProfileRequest& request);
+  std::vector<LevelHistogram> level_histograms();
+  std::vector<PcProfile> pc_profiles();
 
   std::shared_ptr<const Context> ctx;
   Scope scope;
   AccessOptions options;
   std::vector<Encoding> encodings;  // every event, in the order added
   bool running = false;
+  ProfileRequest profile_request;   // empty: not profiling
   sim::Device* device = nullptr;    // access "sim": the device model the register access drives
 
  private:

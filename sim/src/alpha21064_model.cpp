@@ -196,6 +196,10 @@ std::string refusal(std::uint64_t iccsr) {
   return {};
 }
 
+constexpr const char* kRegisterMap =
+    "the 21064 model has registers 0 (ICCSR) to 9, 0x10-0x18 (IPL histogram) and 0x100000 + b (PC profile "
+    "bucket b)";
+
 // Ceiling of a / b for b > 0.
 u128 ceil_div(u128 a, u128 b) { return a / b + (a % b != 0 ? 1 : 0); }
 
@@ -238,9 +242,18 @@ std::uint64_t Alpha21064Device::read(std::uint32_t address) {
     case kRegPerfmon: return enabled_ ? 1 : 0;
     case kRegLog: return log_;
     case kRegItems: return items_;
-    default:
-      fault(fmt::format("read of register {:#x}: the 21064 model has registers 0 (ICCSR) to 6", address));
+    case kRegProfile: return static_cast<std::uint64_t>(profile_.mode);
+    case kRegProfileStart: return profile_start_;
+    case kRegProfileEnd: return profile_end_;
+    default: break;
   }
+  if (address >= kRegIplSlot0 && address < kRegIplSlot0 + kIplSlots) return ipl_hist_[address - kRegIplSlot0];
+  if (address >= kRegBucket0 && address - kRegBucket0 < profile_.buckets.size())
+    return profile_.buckets[address - kRegBucket0];
+  if (address >= kRegBucket0 && address - kRegBucket0 < kMaxProfileBuckets)
+    fault(fmt::format("read of register {:#x}: PC profile bucket {} does not exist (the profile has {})", address,
+                      address - kRegBucket0, profile_.buckets.size()));
+  fault(fmt::format("read of register {:#x}: {}", address, kRegisterMap));
 }
 
 void Alpha21064Device::write(std::uint32_t address, std::uint64_t value) {
@@ -274,9 +287,30 @@ void Alpha21064Device::write(std::uint32_t address, std::uint64_t value) {
       }
       items_ = static_cast<unsigned>(value);
       return;
-    default:
-      fault(fmt::format("write of register {:#x}: the 21064 model has registers 0 (ICCSR) to 6", address));
+    case kRegProfile:
+      write_profile(value);
+      return;
+    case kRegProfileStart:
+      profile_start_ = value;
+      return;
+    case kRegProfileEnd:
+      profile_end_ = value;
+      return;
+    default: break;
   }
+  if (address >= kRegIplSlot0 && address < kRegIplSlot0 + kIplSlots) {
+    if (value != 0) {
+      fault(fmt::format("IPL histogram slot {} = {:#x}: the histogram can only be cleared (written 0)",
+                        address - kRegIplSlot0, value));
+    }
+    ipl_hist_[address - kRegIplSlot0] = 0;
+    return;
+  }
+  if (address >= kRegBucket0 && address - kRegBucket0 < kMaxProfileBuckets)
+    fault(fmt::format("write of register {:#x}: PC profile buckets are read only; write PROFILE (7) to start an "
+                      "empty profile",
+                      address));
+  fault(fmt::format("write of register {:#x}: {}", address, kRegisterMap));
 }
 
 std::uint64_t Alpha21064Device::rdpmc(std::uint32_t index) {
@@ -351,6 +385,25 @@ void Alpha21064Device::set_profile(ProfileMode mode, std::uint64_t start, std::u
   }
   const std::uint64_t n = (end - start) / kBucketBytes + ((end - start) % kBucketBytes != 0 ? 1 : 0);
   profile_ = Profile{mode, start, end, std::vector<std::uint64_t>(n, 0)};
+}
+
+// The PROFILE register: PCNTSETUADDR / PCNTSETKADDR with the range in PSTART and PEND [U15].
+void Alpha21064Device::write_profile(std::uint64_t value) {
+  if (value > 2) fault(fmt::format("PROFILE = {:#x}: 0 stops the profile, 1 profiles user PCs, 2 kernel PCs", value));
+  const auto mode = static_cast<ProfileMode>(value);
+  if (mode == ProfileMode::off) return set_profile(mode, 0, 0);
+  if (!(items_ & kItemProfiling))
+    fault(fmt::format("PROFILE = {}: ITEMS ({:#x}) does not include 4 (profiling)", value, items_));
+  if (profile_start_ >= profile_end_)
+    fault(fmt::format("PROFILE = {}: the range [PSTART, PEND) = [{:#x}, {:#x}) is empty", value, profile_start_,
+                      profile_end_));
+  if ((profile_end_ - profile_start_) / kBucketBytes >= kMaxProfileBuckets)
+    fault(fmt::format("PROFILE = {}: the range [{:#x}, {:#x}) needs {} buckets of {} bytes; the driver's buffer holds "
+                      "fewer than {} (ENOMEM)",
+                      value, profile_start_, profile_end_,
+                      (profile_end_ - profile_start_ + kBucketBytes - 1) / kBucketBytes, kBucketBytes,
+                      kMaxProfileBuckets));
+  set_profile(mode, profile_start_, profile_end_);
 }
 
 void Alpha21064Device::clear_counts() {
@@ -462,7 +515,6 @@ void Alpha21064Device::run(const Segment& s) {
 // PfmDriver
 
 namespace {
-constexpr std::uint64_t kMaxBuckets = 1ULL << 20;  // [U15]
 }
 
 PfmDriver::PfmDriver(unsigned cpus) : processes_(std::make_shared<ProcessTable>()) {
@@ -674,7 +726,7 @@ int PfmDriver::set_range(int handle, ProfileMode mode, std::uint64_t start, std:
   const auto cpus = cpus_of(*o);
   if (mode == ProfileMode::off || !(cpus.front()->items() & kItemProfiling)) return EINVAL;
   if (start >= end) return EINVAL;
-  if ((end - start) / kBucketBytes >= kMaxBuckets) return ENOMEM;  // [U15]
+  if ((end - start) / kBucketBytes >= kMaxProfileBuckets) return ENOMEM;  // [U15]
   for (auto* c : cpus) c->set_profile(mode, start, end);
   syscall_return(*o);
   return 0;

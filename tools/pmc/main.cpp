@@ -1,4 +1,5 @@
-// pmc: probe the CPU, list and encode events, count events of a command or a simulated workload.
+// pmc: probe the CPU, list and encode events, count events of a command or a simulated workload,
+// profile a simulated workload.
 // Errors are one line on stderr; exit 2 for usage errors, 1 for everything else.
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
@@ -16,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <functional>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -37,6 +41,9 @@ struct Options {
   std::vector<std::string> command;  // stat: the command to run and its arguments
   std::optional<std::string> separator;  // stat -x: CSV
   std::string output;                // stat -o: the report goes to this file
+  std::string pc_range;              // profile --pc START:END
+  bool kernel = false;               // profile --kernel: the range is kernel addresses
+  std::size_t top = 10;              // profile --top N
 };
 
 // A bare name ("pentium-iii", "p6-demo") names a file bundled in share/pmchal/<dir>.
@@ -255,64 +262,259 @@ std::vector<std::string> split_events(const std::vector<std::string>& given) {
   return out;
 }
 
-int cmd_stat_workload(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
-  (void)hal.require_backend();
-  pmc::sim::Workload workload = pmc::sim::load_workload(resolve_data(o.workload, "workloads", ".toml"));
-  std::vector<std::string> events = split_events(o.events);
-  if (events.empty()) events = {"cycles", "instructions"};
+// A session over a simulated workload: the events added, `prepare` (profiling) applied, the
+// workload run through the device model, the counts read.
+struct SimulatedRun {
+  pmc::sim::Workload workload;
+  std::vector<pmc::Reading> readings;
+  std::uint64_t interrupts = 0;
+  std::vector<pmc::LevelHistogram> levels;
+  std::vector<pmc::PcProfile> profiles;
+};
+
+SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, std::vector<std::string> events,
+                           const std::function<void(pmc::Session&, const pmc::sim::Workload&)>& prepare = {}) {
+  SimulatedRun run;
+  run.workload = pmc::sim::load_workload(resolve_data(o.workload, "workloads", ".toml"));
   pmc::Session session = hal.session();
   for (const auto& e : events) session.add(e);
   pmc::sim::Device* device = session.device();
   if (!device)
     throw pmc::Error(pmc::errc::not_supported,
                      fmt::format("--workload needs the simulated access; the config selects '{}'", hal.access()));
+  if (prepare) prepare(session, run.workload);
   unsigned width = 64;
   for (const auto& c : hal.pmu().counters) width = std::min(width, c.width);
   session.start();
-  pmc::sim::run_workload(*device, workload, width, [&] { session.poll(); });
+  pmc::sim::run_workload(*device, run.workload, width, [&] { session.poll(); });
   session.stop();
-  std::vector<pmc::Reading> readings = session.read();
+  run.readings = session.read();
+  run.interrupts = device->interrupts();
+  run.levels = session.level_histograms();
+  run.profiles = session.pc_profiles();
+  return run;
+}
 
-  if (o.json) {
-    json counters = json::array();
-    for (const auto& r : readings)
-      counters.push_back({{"event", r.event},
-                          {"canonical", r.canonical},
-                          {"value", r.value},
-                          {"unit", r.unit},
-                          {"counter", r.counter},
-                          {"time_enabled", r.time_enabled},
-                          {"time_running", r.time_running},
-                          {"extrapolated", r.extrapolated}});
-    json out{{"workload", workload.name},
-             {"file", workload.source},
-             {"backend", hal.pmu().name},
-             {"pmu", hal.pmu().description},
-             {"access", hal.access()},
-             {"cycles", workload.total_cycles()},
-             {"interrupts", device->interrupts()},
-             {"counters", counters}};
-    std::cout << out.dump(2) << "\n";
-    return 0;
-  }
-  fmt::print("\n Performance counter stats for workload '{}' ({})\n", workload.name, workload.source);
+json counters_json(const std::vector<pmc::Reading>& readings) {
+  json counters = json::array();
+  for (const auto& r : readings)
+    counters.push_back({{"event", r.event},
+                        {"canonical", r.canonical},
+                        {"value", r.value},
+                        {"unit", r.unit},
+                        {"counter", r.counter},
+                        {"granularity", r.granularity},
+                        {"time_enabled", r.time_enabled},
+                        {"time_running", r.time_running},
+                        {"extrapolated", r.extrapolated}});
+  return counters;
+}
+
+json run_json(const pmc::Hal& hal, const SimulatedRun& run) {
+  return json{{"workload", run.workload.name},
+              {"file", run.workload.source},
+              {"backend", hal.pmu().name},
+              {"pmu", hal.pmu().description},
+              {"access", hal.access()},
+              {"cycles", run.workload.total_cycles()},
+              {"interrupts", run.interrupts},
+              {"counters", counters_json(run.readings)}};
+}
+
+void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what) {
+  fmt::print("\n {} for workload '{}' ({})\n", what, run.workload.name, run.workload.source);
   fmt::print(" on the simulated {}:\n\n", hal.pmu().description);
   std::optional<std::uint64_t> cycles, instructions;
-  for (const auto& r : readings) {
+  for (const auto& r : run.readings) {
     const std::string name = r.canonical.substr(r.canonical.find("::") + 2);
     if (r.event == "cycles" || name.rfind("CPU_CLK_UNHALTED:", 0) == 0) cycles = r.value;
     if (r.event == "instructions" || name.rfind("INST_RETIRED:", 0) == 0) instructions = r.value;
   }
-  for (const auto& r : readings) {
+  for (const auto& r : run.readings) {
     std::string note = fmt::format("# {} (counter {})", r.canonical, r.counter);
     if (cycles && instructions && *cycles && (r.event == "instructions" || r.canonical.find("::INST_RETIRED:") != std::string::npos))
       note = fmt::format("# {:6.2f} insn per cycle", static_cast<double>(*instructions) / static_cast<double>(*cycles));
     fmt::print("{:>20}      {:<28} {}\n", group_digits(r.value), r.event, note);
   }
-  fmt::print("\n{:>20}      cycles simulated\n", group_digits(workload.total_cycles()));
-  if (device->interrupts()) fmt::print("{:>20}      overflow interrupts\n", group_digits(device->interrupts()));
+  fmt::print("\n{:>20}      cycles simulated\n", group_digits(run.workload.total_cycles()));
+  if (run.interrupts) fmt::print("{:>20}      overflow interrupts\n", group_digits(run.interrupts));
   fmt::print("\n");
+}
+
+int cmd_stat_workload(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  (void)hal.require_backend();
+  std::vector<std::string> events = split_events(o.events);
+  if (events.empty()) events = {"cycles", "instructions"};
+  const SimulatedRun run = run_simulated(hal, o, events);
+  if (o.json) {
+    std::cout << run_json(hal, run).dump(2) << "\n";
+    return 0;
+  }
+  print_counts(hal, run, "Performance counter stats");
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pmc profile --workload W: where the counter interrupts fell, by execution level and by PC.
+
+// "0x120000000:0x120001000" (hex or decimal bounds, end exclusive).
+pmc::PcRange parse_pc_range(const std::string& text, bool kernel) {
+  auto number = [&](std::string part) {
+    part.erase(std::remove(part.begin(), part.end(), '_'), part.end());
+    int base = 10;
+    if (part.size() > 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X')) {
+      part.erase(0, 2);
+      base = 16;
+    }
+    std::uint64_t v = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v, base);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size())
+      throw pmc::Error(pmc::errc::invalid_argument,
+                       fmt::format("'{}' is not START:END, two addresses such as 0x120000000:0x120001000", text));
+    return v;
+  };
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw pmc::Error(pmc::errc::invalid_argument,
+                     fmt::format("'{}' is not START:END, two addresses such as 0x120000000:0x120001000", text));
+  pmc::PcRange r;
+  r.space = kernel ? pmc::AddressSpace::kernel : pmc::AddressSpace::user;
+  r.start = number(text.substr(0, colon));
+  r.end = number(text.substr(colon + 1));
+  if (r.start >= r.end)
+    throw pmc::Error(pmc::errc::invalid_argument,
+                     fmt::format("'{}' is an empty range: START must be below END (END is exclusive)", text));
+  return r;
+}
+
+// Without --pc: the workload's busiest code in the address space asked for, that is, of the
+// overlapping `pc` ranges of its user (or kernel) segments merged, the one run for the most
+// cycles. nullopt when no segment of that space has a `pc`.
+std::optional<pmc::PcRange> busiest_code(const pmc::sim::Workload& w, bool kernel) {
+  struct Span {
+    std::uint64_t begin, end, cycles;
+  };
+  std::vector<Span> spans;
+  for (const auto& s : w.segments)
+    if ((s.mode == pmc::sim::Mode::kernel) == kernel && s.pc_begin < s.pc_end)
+      spans.push_back({s.pc_begin, s.pc_end, s.cycles});
+  if (spans.empty()) return std::nullopt;
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  std::vector<Span> merged;
+  for (const Span& s : spans) {
+    if (!merged.empty() && s.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, s.end);
+      merged.back().cycles += s.cycles;
+    } else {
+      merged.push_back(s);
+    }
+  }
+  const Span& best = *std::max_element(merged.begin(), merged.end(),
+                                       [](const Span& a, const Span& b) { return a.cycles < b.cycles; });
+  return pmc::PcRange{kernel ? pmc::AddressSpace::kernel : pmc::AddressSpace::user, best.begin, best.end};
+}
+
+std::string bar(std::uint64_t value, std::uint64_t max, std::size_t width = 40) {
+  if (max == 0 || value == 0) return {};
+  const auto n = static_cast<std::size_t>((static_cast<double>(value) * static_cast<double>(width)) / static_cast<double>(max) + 0.5);
+  return std::string(std::max<std::size_t>(n, 1), '#');
+}
+
+double percent(std::uint64_t part, std::uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+const char* space_name(pmc::AddressSpace s) { return s == pmc::AddressSpace::kernel ? "kernel" : "user"; }
+
+int cmd_profile(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  (void)hal.require_backend();
+  std::vector<std::string> events = split_events(o.events);
+  if (events.empty()) events = {"cycles"};
+  std::optional<pmc::PcRange> asked;
+  if (!o.pc_range.empty()) asked = parse_pc_range(o.pc_range, o.kernel);
+  std::optional<pmc::PcRange> range;
+  const SimulatedRun run = run_simulated(hal, o, events, [&](pmc::Session& s, const pmc::sim::Workload& w) {
+    range = asked ? asked : busiest_code(w, o.kernel);
+    pmc::ProfileRequest request;
+    request.levels = true;
+    request.pc = range;
+    try {
+      s.profile(request);
+    } catch (const pmc::Error& e) {
+      if (asked || !range || e.kind() != pmc::errc::invalid_argument) throw;
+      throw pmc::Error(e.kind(), fmt::format("the workload's busiest {} code [{:#x}, {:#x}) cannot be profiled: {}; "
+                                             "choose a range with --pc START:END",
+                                             space_name(range->space), range->start, range->end, e.what()));
+    }
+  });
+  const pmc::LevelHistogram* levels = run.levels.empty() ? nullptr : &run.levels.front();
+  const pmc::PcProfile* profile = run.profiles.empty() ? nullptr : &run.profiles.front();
+  const std::size_t with_samples =
+      profile ? static_cast<std::size_t>(std::count_if(profile->samples.begin(), profile->samples.end(),
+                                                       [](std::uint64_t v) { return v != 0; }))
+              : 0;
+
+  if (o.json) {
+    json out = run_json(hal, run);
+    if (levels) {
+      json bins = json::array();
+      for (const auto& b : levels->bins) bins.push_back({{"label", b.label}, {"samples", b.samples}});
+      out["levels"] = {{"total", levels->total()}, {"bins", bins}};
+    } else {
+      out["levels"] = nullptr;
+    }
+    if (profile) {
+      json hottest = json::array();
+      for (const auto& b : profile->hottest(o.top))
+        hottest.push_back({{"start", hex(b.start)}, {"end", hex(b.end)}, {"samples", b.samples}});
+      out["pc_profile"] = {{"space", space_name(profile->range.space)},
+                           {"start", hex(profile->range.start)},
+                           {"end", hex(profile->range.end)},
+                           {"chosen", asked ? "--pc" : "busiest code of the workload"},
+                           {"bucket_bytes", profile->bucket_bytes},
+                           {"buckets", profile->samples.size()},
+                           {"buckets_with_samples", with_samples},
+                           {"total", profile->total()},
+                           {"hottest", hottest}};
+    } else {
+      out["pc_profile"] = nullptr;
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  print_counts(hal, run, "Profile");
+  if (levels) {
+    std::uint64_t max = 0;
+    for (const auto& b : levels->bins) max = std::max(max, b.samples);
+    fmt::print(" Execution level at each of the {} counter interrupts sampled:\n\n", group_digits(levels->total()));
+    for (const auto& b : levels->bins)
+      fmt::print("   {:<16} {:>12} {:>6.1f}%  |{}\n", b.label, group_digits(b.samples), percent(b.samples, levels->total()),
+                 bar(b.samples, max));
+    fmt::print("\n");
+  }
+  if (profile) {
+    fmt::print(" PC profile of {} addresses [{}, {}): {} buckets of {} bytes, {} samples\n",
+               space_name(profile->range.space), hex(profile->range.start), hex(profile->range.end),
+               group_digits(profile->samples.size()), profile->bucket_bytes, group_digits(profile->total()));
+    if (!asked) fmt::print(" (the workload's busiest {} code; choose a range with --pc START:END)\n", space_name(profile->range.space));
+    const auto hottest = profile->hottest(o.top);
+    if (hottest.empty()) {
+      fmt::print(" No interrupt fell in this range.\n\n");
+    } else {
+      fmt::print(" Hottest {} of the {} buckets with samples:\n\n", hottest.size(), with_samples);
+      const std::uint64_t max = hottest.front().samples;
+      for (const auto& b : hottest)
+        fmt::print("   {:<37} {:>12} {:>6.1f}%  |{}\n", hex(b.start) + "-" + hex(b.end - 1), group_digits(b.samples),
+                   percent(b.samples, profile->total()), bar(b.samples, max));
+      fmt::print("\n");
+    }
+  } else {
+    fmt::print(" No PC profile: no {} segment of the workload has a `pc` range; give one with --pc START:END{}.\n\n",
+               o.kernel ? "kernel" : "user", o.kernel ? "" : " (--kernel for kernel code)");
+  }
   return 0;
 }
 
@@ -608,6 +810,29 @@ int main(int argc, char** argv) {
   stat->add_option("-o,--output", o.output, "a command: write the counts to this file instead of stderr");
   stat->add_option("command", o.command, "the command to count and its arguments (after --)");
   stat->positionals_at_end();
+  CLI::App* profile = app.add_subcommand(
+      "profile", "where the counter interrupts of a simulated workload fall: by execution level and by PC");
+  add_cpu(profile);
+  profile->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as alpha-profile")->required();
+  profile->add_option("-e,--events", o.events,
+                      "events whose counter interrupts are sampled, comma-separated (default: cycles); the "
+                      "interrupt interval sets the sampling rate (PF_CYCLES:period=4096)");
+  profile
+      ->add_option("--pc", o.pc_range,
+                   "profile the PCs in START:END (END exclusive; hex or decimal), default: the workload's busiest "
+                   "code")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            try {
+              (void)parse_pc_range(text, false);
+            } catch (const pmc::Error& e) {
+              return e.what();
+            }
+            return {};
+          },
+          "START:END"));
+  profile->add_flag("--kernel", o.kernel, "profile kernel-mode PCs instead of user-mode ones");
+  profile->add_option("--top", o.top, "how many of the hottest PC buckets to list (default 10)")->check(CLI::PositiveNumber);
 
   // CLI11 reports a misspelt subcommand as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {
@@ -621,8 +846,8 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "pmc: unknown option '{}' before the subcommand (see 'pmc --help')\n", arg);
       return 2;
     }
-    if (arg != "probe" && arg != "list" && arg != "encode" && arg != "stat") {
-      fmt::print(stderr, "pmc: unknown subcommand '{}' (expected probe, list, encode or stat; see 'pmc --help')\n", arg);
+    if (arg != "probe" && arg != "list" && arg != "encode" && arg != "stat" && arg != "profile") {
+      fmt::print(stderr, "pmc: unknown subcommand '{}' (expected probe, list, encode, stat or profile; see 'pmc --help')\n", arg);
       return 2;
     }
     break;
@@ -645,6 +870,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) return cmd_list(o);
     if (encode->parsed()) return cmd_encode(o);
     if (stat->parsed()) return cmd_stat(o);
+    if (profile->parsed()) return cmd_profile(o);
   } catch (const pmc::Error& e) {
     fmt::print(stderr, "pmc: {}\n", e.what());
     return 1;

@@ -108,7 +108,7 @@ class PMC_API Backend {
 // Version rule (as FreeBSD's PMC_VERSION): MMmmpppp; a different major is incompatible, a
 // newer minor on the host is fine, struct_size must be at least what the host knows.
 inline constexpr std::uint32_t kBackendAbiMajor = 1;
-inline constexpr std::uint32_t kBackendAbiVersion = (kBackendAbiMajor << 24) | (1u << 16) | 0u;
+inline constexpr std::uint32_t kBackendAbiVersion = (kBackendAbiMajor << 24) | (2u << 16) | 0u;  // 1.2: ProfilingDriver
 
 extern "C" {
 struct pmc_backend_descriptor {

@@ -3,6 +3,7 @@
 
 #include <pmc/backend.hpp>
 #include <pmc/export.hpp>
+#include <pmc/profile.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -75,6 +76,18 @@ class PMC_API Session {
   // events; the simulated workload runner calls it between chunks.
   void poll();
   [[nodiscard]] bool running() const;
+
+  // Profiling (pmc/profile.hpp): asks the PMU to record, at each interrupt of the session's
+  // counters, the execution level (a level histogram) and/or the interrupted PC (a PC profile
+  // over request.pc). Only while stopped; an empty request stops profiling. Throws
+  // not_supported when the backend or the access method cannot sample at counter interrupts,
+  // and the backend's refusal for a request its PMU cannot collect. reset() empties them.
+  void profile(const ProfileRequest& request);
+  [[nodiscard]] const ProfileRequest& profile_request() const;
+  // What was collected since start (or the last reset): one per CPU counted, empty when not
+  // asked for or before the first start.
+  [[nodiscard]] std::vector<LevelHistogram> level_histograms();
+  [[nodiscard]] std::vector<PcProfile> pc_profiles();
 
   // Simulated access only: the device model the session programs; nullptr otherwise.
   [[nodiscard]] sim::Device* device();

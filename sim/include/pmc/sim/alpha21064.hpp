@@ -72,6 +72,16 @@ enum Mux1 : unsigned {
 //                                                         taking effect at once (see below)
 //   5    LOG      1 = all processes, 2 = selected only    wrperfmon(3): 1 or 2
 //   6    ITEMS    the PCNTSETITEMS items                  1..7 (PFM_COUNTERS | PFM_IPL | ...)
+//   7    PROFILE  the PC profile's mode: 0 off,           0 stops and frees the profile; 1 or 2
+//                 1 user, 2 kernel                        starts an empty one over [PSTART, PEND)
+//                                                         (PCNTSETUADDR / PCNTSETKADDR: needs
+//                                                         ITEMS & 4, PSTART < PEND, and a range
+//                                                         under kMaxProfileBuckets x 16 bytes)
+//   8    PSTART   the range start for the next PROFILE    any value
+//   9    PEND     the range end for the next PROFILE      any value
+//  0x10+s IPLHIS  slot s (0..8) of the IPL histogram      0 only: clears that slot
+//  0x100000+b     samples in bucket b of the PC profile   read only
+//   BUCKET
 // Any other address, or a refused value, is a register_fault that changes nothing.
 inline constexpr std::uint32_t kRegIccsr = 0;
 inline constexpr std::uint32_t kRegCount0 = 1;
@@ -80,6 +90,11 @@ inline constexpr std::uint32_t kRegCycles = 3;
 inline constexpr std::uint32_t kRegPerfmon = 4;
 inline constexpr std::uint32_t kRegLog = 5;
 inline constexpr std::uint32_t kRegItems = 6;
+inline constexpr std::uint32_t kRegProfile = 7;
+inline constexpr std::uint32_t kRegProfileStart = 8;
+inline constexpr std::uint32_t kRegProfileEnd = 9;
+inline constexpr std::uint32_t kRegIplSlot0 = 0x10;
+inline constexpr std::uint32_t kRegBucket0 = 0x100000;
 
 // Items collected at each interrupt (pfm(7) PCNTSETITEMS; sheet 4b values).
 inline constexpr unsigned kItemCounters = 1;
@@ -101,7 +116,10 @@ using IplHistogram = std::array<std::uint64_t, kIplSlots>;
 
 // The PC profile (pfm(7) PCNTSETUADDR / PCNTSETKADDR): one bucket per 4 instructions.
 inline constexpr std::uint64_t kBucketBytes = 16;
-enum class ProfileMode { off, user, kernel };
+// [U] The driver's buffer limit: a range of this many buckets' bytes (2^24) or more is refused
+// (pfm(7) ENOMEM).
+inline constexpr std::uint64_t kMaxProfileBuckets = 1ULL << 20;
+enum class ProfileMode { off, user, kernel };  // also the PROFILE register's values 0, 1, 2
 struct Profile {
   ProfileMode mode = ProfileMode::off;
   std::uint64_t start = 0, end = 0;       // [start, end): bucket b covers start + 16b .. + 15
@@ -194,6 +212,7 @@ class PMC_API Alpha21064Device final : public Device {
  private:
   struct Tick;  // where one counter's interrupts of a segment happen (alpha21064_model.cpp)
   bool apply_iccsr(std::uint64_t value);
+  void write_profile(std::uint64_t value);
   void record(unsigned counter, const Segment& s, const Tick& tick);
   void deliver_pending(const Segment& s);
 
@@ -205,6 +224,7 @@ class PMC_API Alpha21064Device final : public Device {
   unsigned ipl_ = 0;
   unsigned log_ = alpha21064::kLogAll;
   unsigned items_ = alpha21064::kItemCounters;
+  std::uint64_t profile_start_ = 0, profile_end_ = 0;  // PSTART, PEND
   std::array<std::uint64_t, 2> acc_{};        // the counter in units (half events for /2 events)
   std::array<std::uint64_t, 2> count_{};      // interrupt counts (pf_cntr0/1)
   std::array<std::uint64_t, 2> delivered_{};

@@ -1,0 +1,88 @@
+// Profiling: what a PMU records at each counter interrupt besides the count. Two views:
+//  - a level histogram: the interrupts by the execution level the CPU was at (the Alpha
+//    21064's pfm(7) IPL histogram: IPL 0-5, idle, user; an x86 PMU would have ring 0 and 3);
+//  - a PC profile: the interrupts by the address of the interrupted instruction, in equal
+//    buckets over one address range of user or kernel code.
+// A session asks for them with Session::profile() and reads them with level_histograms() and
+// pc_profiles(). A backend provides them by also deriving from ProfilingDriver (below).
+#pragma once
+
+#include <pmc/backend.hpp>
+#include <pmc/export.hpp>
+#include <pmc/register_file.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pmc {
+
+enum class AddressSpace { user, kernel };
+
+// [start, end) of user or kernel addresses.
+struct PcRange {
+  AddressSpace space = AddressSpace::user;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+struct ProfileRequest {
+  bool levels = false;         // a histogram of execution levels
+  std::optional<PcRange> pc;   // a PC profile over this range
+  [[nodiscard]] bool empty() const { return !levels && !pc; }
+};
+
+struct LevelBin {
+  std::string label;           // "IPL 0", "idle", "user": the PMU's names, in its order
+  std::uint64_t samples = 0;
+};
+
+struct PMC_API LevelHistogram {
+  int cpu = -1;                // the CPU, for per-CPU histograms; -1 otherwise
+  std::vector<LevelBin> bins;
+  [[nodiscard]] std::uint64_t total() const;
+};
+
+struct PcBucket {
+  std::uint64_t start = 0;     // first address of the bucket
+  std::uint64_t end = 0;       // one past its last (the range's end for the last bucket)
+  std::uint64_t samples = 0;
+};
+
+struct PMC_API PcProfile {
+  int cpu = -1;
+  PcRange range;
+  std::uint64_t bucket_bytes = 0;       // bucket b covers range.start + b * bucket_bytes on
+  std::vector<std::uint64_t> samples;   // samples per bucket
+  [[nodiscard]] std::uint64_t total() const;
+  [[nodiscard]] PcBucket bucket(std::size_t b) const;
+  // The n buckets with the most samples, most first, ties in address order; empty buckets
+  // are never listed.
+  [[nodiscard]] std::vector<PcBucket> hottest(std::size_t n) const;
+};
+
+// Plugin SDK: the capability of a backend whose driver samples at counter interrupts. The
+// backend class derives from both Backend and ProfilingDriver; the HAL finds it with
+// dynamic_cast, so backends without it need no change. Each call comes with the same
+// RegisterFile and PmuInfo as the Backend driver calls.
+class PMC_API ProfilingDriver {
+ public:
+  virtual ~ProfilingDriver();
+  // Refuses a request this PMU cannot collect (throws pmc::Error saying why); called by
+  // Session::profile() before anything is programmed.
+  virtual void check_profile(const PmuInfo& pmu, const ProfileRequest& request) const = 0;
+  // Sets up the request with empty histograms, after Backend::program() and while the PMU is
+  // stopped. `set` is the session's assignment of events to counters (their interrupts are
+  // the samples).
+  virtual void program_profile(RegisterFile& regs, const PmuInfo& pmu, const std::vector<Assignment>& set,
+                               const ProfileRequest& request) const = 0;
+  // Empties the histograms of the request programmed (Session::reset()).
+  virtual void clear_profile(RegisterFile& regs, const PmuInfo& pmu, const ProfileRequest& request) const = 0;
+  [[nodiscard]] virtual LevelHistogram read_levels(RegisterFile& regs, const PmuInfo& pmu) const = 0;
+  [[nodiscard]] virtual PcProfile read_pc_profile(RegisterFile& regs, const PmuInfo& pmu,
+                                                  const PcRange& range) const = 0;
+};
+
+}  // namespace pmc
