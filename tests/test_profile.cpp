@@ -454,6 +454,19 @@ BOOST_FIXTURE_TEST_CASE(pmc_profile_lists_the_hottest_buckets, Cli) {
   BOOST_TEST(j.at("levels").at("total") == 83);  // 64 + 16 + 1 user, 2 kernel
   BOOST_TEST(j.at("levels").at("bins").at(8).at("samples") == 81);
   BOOST_TEST(j.at("counters").at(0).at("value") == 83 * 4096);
+
+  // --kernel: the workload's kernel text at KSEG [0xfffffc0000310000, +8 KiB), 2 interrupts at
+  // offsets 4095 and 8191: buckets 255 and 511.
+  r = pmc({"profile", "--backend", "alpha21064_sim", "--workload", "alpha-profile", "-e", "PF_CYCLES:period=4096",
+           "--kernel", "--json"});
+  BOOST_TEST(r.status == 0, r);
+  j = nlohmann::json::parse(r.out);
+  BOOST_TEST(j.at("pc_profile").at("space") == "kernel");
+  BOOST_TEST(j.at("pc_profile").at("start") == "0xFFFFFC0000310000");
+  BOOST_TEST(j.at("pc_profile").at("end") == "0xFFFFFC0000312000");
+  BOOST_TEST(j.at("pc_profile").at("total") == 2);
+  BOOST_TEST(j.at("pc_profile").at("hottest").at(0).at("start") == "0xFFFFFC0000310FF0");
+  BOOST_TEST(j.at("pc_profile").at("hottest").at(1).at("start") == "0xFFFFFC0000311FF0");
 }
 
 BOOST_FIXTURE_TEST_CASE(pmc_profile_refusals, Cli) {
