@@ -476,3 +476,33 @@ BOOST_AUTO_TEST_CASE(readings_carry_the_interrupt_interval_as_granularity) {
   BOOST_TEST(r.at(0).value == 2u * 4096u);  // 10000 cycles: two interrupts of 4096
   BOOST_TEST(r.at(1).value == 39u * 256u);  // 10000 misses: 39 interrupts of 256
 }
+
+BOOST_FIXTURE_TEST_CASE(pmc_stat_says_which_cycles_ran_on_other_cpus, Cli) {
+  // The session counts the emulated CPU 0; 12,288 cycles of the workload run on CPU 2. The count
+  // is 2 x 4096 (CPU 0's 8192 cycles) and the report says what it left out, rather than nothing.
+  const fs::path file = tmp.path() / "smp.toml";
+  pmc_test::spit(file, "[[segment]]\ncycles = 8192\ncpu = 0\n[[segment]]\ncycles = 12288\ncpu = 2\n");
+  auto r = pmc({"stat", "--backend", "alpha21064_sim", "--workload", file.string(), "-e", "PF_CYCLES:period=4096"});
+  BOOST_TEST(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "12,288      cycles not counted: they ran on other CPUs"), r);
+  r = pmc({"stat", "--backend", "alpha21064_sim", "--workload", file.string(), "-e", "PF_CYCLES:period=4096", "--json"});
+  auto j = nlohmann::json::parse(r.out);
+  BOOST_TEST(j.at("counters").at(0).at("value") == 8192);
+  BOOST_TEST(j.at("cycles_not_counted") == 12288);
+  BOOST_TEST(j.at("cycles") == 20480);
+  // An x86 model runs every segment, whatever its cpu.
+  r = pmc({"stat", "--cpuid-dump", "pentium-iii", "--workload", file.string(), "--json"});
+  j = nlohmann::json::parse(r.out);
+  BOOST_TEST(j.at("cycles_not_counted") == 0);
+  BOOST_TEST(!contains(r.out, "not counted"), r);
+}
+
+BOOST_AUTO_TEST_CASE(the_device_executes_its_own_cpus_segments) {
+  pmc::sim::Alpha21064Device cpu1(1);
+  pmc::sim::Segment s;
+  s.cycles = 1;
+  s.cpu = 1;
+  BOOST_TEST(cpu1.executes(s));
+  s.cpu = 0;
+  BOOST_TEST(!cpu1.executes(s));
+}

@@ -268,6 +268,7 @@ struct SimulatedRun {
   pmc::sim::Workload workload;
   std::vector<pmc::Reading> readings;
   std::uint64_t interrupts = 0;
+  std::uint64_t elsewhere = 0;  // cycles of segments on CPUs the simulated device is not
   std::vector<pmc::LevelHistogram> levels;
   std::vector<pmc::PcProfile> profiles;
 };
@@ -290,6 +291,8 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, std::vector<st
   session.stop();
   run.readings = session.read();
   run.interrupts = device->interrupts();
+  for (const auto& seg : run.workload.segments)
+    if (!device->executes(seg)) run.elsewhere += seg.cycles;
   run.levels = session.level_histograms();
   run.profiles = session.pc_profiles();
   return run;
@@ -318,6 +321,7 @@ json run_json(const pmc::Hal& hal, const SimulatedRun& run) {
               {"access", hal.access()},
               {"cycles", run.workload.total_cycles()},
               {"interrupts", run.interrupts},
+              {"cycles_not_counted", run.elsewhere},
               {"counters", counters_json(run.readings)}};
 }
 
@@ -338,6 +342,10 @@ void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what
   }
   fmt::print("\n{:>20}      cycles simulated\n", group_digits(run.workload.total_cycles()));
   if (run.interrupts) fmt::print("{:>20}      overflow interrupts\n", group_digits(run.interrupts));
+  if (run.elsewhere)
+    fmt::print("{:>20}      cycles not counted: they ran on other CPUs of the workload, and the session counts the\n"
+               "{:>20}      simulated CPU 0 (the pfm(7) shim, <pmc/pfm.h>, counts each CPU: PCNTOPENEACH)\n",
+               group_digits(run.elsewhere), "");
   fmt::print("\n");
 }
 

@@ -164,6 +164,8 @@ class PMC_API Alpha21064Device final : public Device {
   // The 21064's counters cannot be read by software (sheet 4b): always a register_fault.
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
+  // The segments of this CPU only (Segment::cpu == cpu_number()).
+  [[nodiscard]] bool executes(const Segment& segment) const override { return segment.cpu == cpu_; }
   // Counter interrupts delivered to the CPU (each one entered the handler, including those it
   // dismissed because the counter's disable bit was set).
   [[nodiscard]] std::uint64_t interrupts() const override;

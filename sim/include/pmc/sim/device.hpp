@@ -19,6 +19,9 @@ class PMC_API Device : public RegisterFile {
   [[nodiscard]] virtual std::string_view name() const = 0;
   // Advances the hardware through one segment of activity.
   virtual void run(const Segment& segment) = 0;
+  // Whether run() counts this segment: a model of one CPU of a multiprocessor (the Alpha 21064)
+  // skips the segments of the other CPUs. x86 models run every segment.
+  [[nodiscard]] virtual bool executes(const Segment& /*segment*/) const { return true; }
   // Performance-monitoring interrupts raised so far (through the local APIC LVTPC entry).
   [[nodiscard]] virtual std::uint64_t interrupts() const = 0;
   // The privilege level RDPMC executes at, and CR4.PCE (user RDPMC allowed).
