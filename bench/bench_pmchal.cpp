@@ -4,7 +4,11 @@
 //   encode:  Hal::encode("L2_LD:M:E:u")  vs  packing the same PerfEvtSel bits by hand
 //   read:    Session::read() of two counters  vs  two RDMSRs on the same device model
 //   poll:    Session::poll() (fold hardware counts into 64-bit totals)  vs  the same RDMSRs
+//   profile: Session::level_histograms() + pc_profiles() of a 4 KiB range (256 buckets), read
+//            through the backend's ProfilingDriver and the RegisterFile  vs  copying the
+//            Alpha 21064 model's IPL histogram and buckets directly
 #include <pmc/hal.hpp>
+#include <pmc/sim/alpha21064.hpp>
 #include <pmc/sim/device.hpp>
 
 #include <benchmark/benchmark.h>
@@ -68,5 +72,49 @@ void read_raw(benchmark::State& state) {
 BENCHMARK(read_raw);
 
 }  // namespace
+
+struct Profiling {
+  pmc::Hal alpha = [] {
+    pmc::Config cfg;
+    cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-iii.txt";
+    cfg.backend = "alpha21064_sim";
+    return pmc::Hal::open(cfg);
+  }();
+  pmc::Session session = alpha.session();
+  Profiling() {
+    session.add("PF_CYCLES:period=4096");
+    pmc::ProfileRequest request;
+    request.levels = true;
+    request.pc = pmc::PcRange{pmc::AddressSpace::user, 0x120000000, 0x120001000};
+    session.profile(request);
+    session.start();
+    pmc::sim::Segment s;
+    s.cycles = 1 << 20;
+    s.pc_begin = 0x120000000;
+    s.pc_end = 0x120001000;
+    session.device()->run(s);
+  }
+};
+
+void profile_hal(benchmark::State& state) {
+  Profiling p;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(p.session.level_histograms());
+    benchmark::DoNotOptimize(p.session.pc_profiles());
+  }
+}
+BENCHMARK(profile_hal);
+
+void profile_raw(benchmark::State& state) {
+  Profiling p;
+  auto& chip = dynamic_cast<pmc::sim::Alpha21064Device&>(*p.session.device());
+  for (auto _ : state) {
+    pmc::sim::alpha21064::IplHistogram h = chip.ipl_histogram();
+    std::vector<std::uint64_t> buckets = chip.profile().buckets;
+    benchmark::DoNotOptimize(h);
+    benchmark::DoNotOptimize(buckets);
+  }
+}
+BENCHMARK(profile_raw);
 
 BENCHMARK_MAIN();

@@ -15,6 +15,7 @@ ns = {}
 for b in json.loads(out)["benchmarks"]:
     if b.get("aggregate_name") == "median":
         ns[b["run_name"]] = b["cpu_time"] if b["time_unit"] == "ns" else b["cpu_time"] * 1000
-pairs = [("encode_hal", "encode_raw"), ("read_hal", "read_raw"), ("poll_hal", "read_raw")]
+pairs = [("encode_hal", "encode_raw"), ("read_hal", "read_raw"), ("poll_hal", "read_raw"),
+         ("profile_hal", "profile_raw")]
 for hal, raw in pairs:
     print(f"{hal:<12} {ns[hal]:10.1f} ns   {raw:<12} {ns[raw]:8.1f} ns   ratio {ns[hal] / ns[raw]:8.1f}x")
