@@ -199,7 +199,7 @@ static void profile(void) {
   CHECK(pfm_close(fd) == 0);
 }
 
-/* Several CPUs: PCNTOPENONE / EACH / ALL, and the error cases of pfm(7). */
+/* Several CPUs (alpha-smp.toml): PCNTOPENONE / EACH / ALL, and the error cases of pfm(7). */
 static void multiprocessor(void) {
   printf("-- four CPUs: open modes and errors\n");
   CHECK(pfm_sim_reset(4) == 0);
@@ -223,12 +223,7 @@ static void multiprocessor(void) {
   struct iccsr m = mux(PF_CYCLES, PF_C0_INT_EVERY_4096, PF_ICACHE, PF_C1_INT_EVERY_256, 0);
   CHECK(pfm_ioctl(one, PCNTSETMUX, &m) == 0);
   CHECK(pfm_ioctl(one, PCNTRENABLE, 0) == 0);
-  const char* four_cpus =
-      "[[segment]]\ncycles = 4096\ncpu = 0\n"
-      "[[segment]]\ncycles = 8192\ncpu = 1\nsignals = { l1i-misses = 1 }\n"
-      "[[segment]]\ncycles = 12288\ncpu = 2\n"
-      "[[segment]]\ncycles = 16384\ncpu = 3\nsignals = { l1i-misses = 1 }\n";
-  CHECK(pfm_sim_run_toml(four_cpus) == 0);
+  CHECK(pfm_sim_run(workload("alpha-smp.toml")) == 0);
   struct pfcntrs cntrs[4];
   struct pfcntrs* p = cntrs;
   CHECK(pfm_ioctl(one, PCNTGETCNT, &p) == 0);
@@ -242,7 +237,7 @@ static void multiprocessor(void) {
   CHECK(pfm_ioctl(each, PCNTSETMUX, &m) == 0);
   CHECK(pfm_ioctl(each, PCNTCLEARCNT, 0) == 0);
   CHECK(pfm_ioctl(each, PCNTRENABLE, 0) == 0);
-  CHECK(pfm_sim_run_toml(four_cpus) == 0);
+  CHECK(pfm_sim_run(workload("alpha-smp.toml")) == 0);
   CHECK(pfm_sim_map(cntrs, sizeof cntrs[0]) == 0); /* the program's memory: one element */
   CHECK_ERRNO(pfm_ioctl(each, PCNTGETCNT, &p), EFAULT);
   pfm_sim_unmap_all();
