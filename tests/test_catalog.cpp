@@ -225,3 +225,35 @@ BOOST_AUTO_TEST_CASE(alias_errors_name_line_and_column) {
   m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\naliases = \"Z\"\n");
   BOOST_TEST(m.find("'aliases' must be an array") != std::string::npos, m);
 }
+
+BOOST_AUTO_TEST_CASE(perf_synonyms_and_case_find_generic_events) {
+  // perf list: "cpu-cycles OR cycles", "branch-instructions OR branches",
+  // "stalled-cycles-frontend OR idle-cycles-frontend"; an events file names one spelling.
+  pmc::EventCatalog c;
+  c.load_string(std::string(kHeader) + R"(
+[[event]]
+name = "CLK"
+code = 0x79
+desc = "cycles"
+generic = "cycles"
+[[event]]
+name = "BR"
+code = 0xC4
+desc = "branches"
+generic = "branches"
+[[event]]
+name = "FE_STALL"
+code = 0x10
+desc = "front-end stalls"
+generic = "stalled-cycles-frontend"
+)",
+                "syn.toml", "t");
+  const pmc::EventDef* clk = c.find("CLK");
+  BOOST_TEST_REQUIRE(clk != nullptr);
+  BOOST_TEST(c.find_generic("cycles", {}, nullptr) == clk);
+  BOOST_TEST(c.find_generic("cpu-cycles", {}, nullptr) == clk);
+  BOOST_TEST(c.find_generic("CPU-Cycles", {}, nullptr) == clk);
+  BOOST_TEST(c.find_generic("branch-instructions", {}, nullptr) == c.find("BR"));
+  BOOST_TEST(c.find_generic("idle-cycles-frontend", {}, nullptr) == c.find("FE_STALL"));
+  BOOST_TEST(c.find_generic("bus-cycles", {}, nullptr) == nullptr);  // not in this file
+}

@@ -169,3 +169,19 @@ BOOST_AUTO_TEST_CASE(no_backend_is_a_clear_error) {
     BOOST_TEST(m.find("--cpuid-dump") != std::string::npos, m);
   }
 }
+
+BOOST_AUTO_TEST_CASE(perf_spellings_of_generic_events_count_the_same_event) {
+  // perf's "cpu-cycles" and "branch-instructions" are CPU_CLK_UNHALTED (0x79) and
+  // BR_INST_RETIRED (0xC4) on the P6, as "cycles" and "branches" are.
+  auto hal = pentium_iii();
+  auto s = hal.session();
+  s.add("cpu-cycles");
+  s.add("branch-instructions");
+  BOOST_TEST(s.encodings()[0].canonical == "p6::CPU_CLK_UNHALTED:u=1:k=1:e=0:i=0:c=0");
+  BOOST_TEST(s.encodings()[1].canonical == "p6::BR_INST_RETIRED:u=1:k=1:e=0:i=0:c=0");
+  s.start();
+  run(s, "[[segment]]\ncycles = 1000\nsignals = { branches = 1 }\n");
+  s.stop();
+  BOOST_TEST(value(s, 0) == 1000u);
+  BOOST_TEST(value(s, 1) == 1000u);
+}

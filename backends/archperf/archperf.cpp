@@ -397,8 +397,7 @@ class ArchPerfBackend final : public Backend {
 
   Encoding encode(const EventSpec& given, const EventCatalog& catalog, const PmuInfo& pmu) const override {
     const Facts f = facts_of(pmu);
-    EventSpec spec = given;
-    if (spec.name == "branch-instructions") spec.name = "branches";  // perf's synonym
+    const EventSpec& spec = given;
     const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
     // 1. Architectural events CPUID does not offer (checked before the catalog's CPU tags, so

@@ -282,17 +282,35 @@ const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) 
   return nullptr;
 }
 
-const EventDef* EventCatalog::find_generic(std::string_view generic, std::string_view tag,
+namespace {
+// Linux perf's other spellings of its generic hardware events (perf list: "cpu-cycles OR
+// cycles", "branch-instructions OR branches", "idle-cycles-frontend OR stalled-cycles-frontend",
+// ...). Events files name the first column's right-hand side; either spelling finds it.
+std::string_view perf_generic_name(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kSynonyms[] = {
+      {"cpu-cycles", "cycles"},
+      {"branch-instructions", "branches"},
+      {"idle-cycles-frontend", "stalled-cycles-frontend"},
+      {"idle-cycles-backend", "stalled-cycles-backend"},
+  };
+  for (const auto& [other, canonical] : kSynonyms)
+    if (iequal(name, other)) return canonical;
+  return name;
+}
+}  // namespace
+
+const EventDef* EventCatalog::find_generic(std::string_view given, std::string_view tag,
                                            std::vector<std::string>* masks) const {
+  const std::string_view generic = perf_generic_name(given);
   for (const auto& e : events_) {
     if (!applies(e, tag)) continue;
-    if (e.generic == generic) {
+    if (iequal(e.generic, generic)) {
       if (masks) masks->clear();
       return &e;
     }
     if (e.unit_masks)
       for (const auto& m : e.unit_masks->masks)
-        if (m.generic == generic) {
+        if (iequal(m.generic, generic)) {
           if (masks) *masks = {m.name};
           return &e;
         }
