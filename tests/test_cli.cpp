@@ -304,6 +304,160 @@ desc = "An event added by test_cli."
   BOOST_TEST(n == 1u);
 }
 
+namespace {
+
+// The bundled Core 2 dump (data/cpuid/core2.txt: CPUID.0AH version 2, EBX 0) is driven by the
+// archperf backend, whose events carry the SDM and older libpfm4 spellings as aliases
+// (backends/archperf/events.toml). The P6 table has no aliases at all.
+const std::vector<std::string> kCore2 = {"--cpuid-dump", "core2"};
+
+std::vector<std::string> names_of(const json& list) {
+  std::vector<std::string> out;
+  if (list.is_array())
+    for (const auto& e : list) out.push_back(e["name"].get<std::string>());
+  return out;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_CASE(aliases_in_json, Cli) {
+  Result r = pmc(args({{"list"}, kCore2, {"--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  // events.toml, EBX bit 4: aliases = ["LAST_LEVEL_CACHE_MISSES", "LONGEST_LAT_CACHE.MISS"].
+  const json* llc = find_by(j, "name", "LLC_MISSES");
+  BOOST_REQUIRE_MESSAGE(llc, "no LLC_MISSES in pmc list: " << r.out);
+  BOOST_TEST((*llc)["aliases"] == json::array({"LAST_LEVEL_CACHE_MISSES", "LONGEST_LAT_CACHE.MISS"}), llc->dump());
+  // EBX bit 1: aliases = ["INSTRUCTIONS_RETIRED", "INST_RETIRED.ANY", "INST_RETIRED.ANY_P"].
+  const json* insn = find_by(j, "name", "INSTRUCTION_RETIRED");
+  BOOST_REQUIRE(insn);
+  BOOST_TEST((*insn)["aliases"] == json::array({"INSTRUCTIONS_RETIRED", "INST_RETIRED.ANY", "INST_RETIRED.ANY_P"}),
+             insn->dump());
+
+  // An event without aliases still has the key, an empty array.
+  r = pmc(args({{"list"}, kP3, {"--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  j = parse_json(r);
+  BOOST_REQUIRE(j.is_array() && !j.empty());
+  for (const auto& e : j)
+    BOOST_TEST((e.contains("aliases") && e["aliases"] == json::array()), e.dump());
+}
+
+BOOST_FIXTURE_TEST_CASE(aliases_in_text, Cli) {
+  Result r = pmc(args({{"list"}, kCore2}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "\n    aliases: LAST_LEVEL_CACHE_MISSES, LONGEST_LAT_CACHE.MISS\n"), r);
+  BOOST_TEST(contains(r.out, "\n    aliases: CPU_CLK_UNHALTED.CORE, CPU_CLK_UNHALTED.THREAD, CPU_CLK_UNHALTED.THREAD_P\n"),
+             r);
+  // The aliases line follows its event's line.
+  const auto at = r.out.find("\nLLC_MISSES ");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, r);
+  const auto next = r.out.find('\n', at + 1);
+  BOOST_TEST(r.out.compare(next + 1, 13, "    aliases: ") == 0, r);
+
+  // No aliases, no line.
+  r = pmc(args({{"list"}, kP3}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "INST_RETIRED"), r);
+  BOOST_TEST(!contains(r.out, "aliases:"), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(filter_by_name_ignores_case, Cli) {
+  // LLC_REFERENCES and LLC_MISSES are the archperf events named LLC_*.
+  Result r = pmc(args({{"list"}, kCore2, {"--json", "llc"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(names_of(parse_json(r)) == (std::vector<std::string>{"LLC_REFERENCES", "LLC_MISSES"}), r);
+
+  // The text listing shows the same two, and none of the others.
+  r = pmc(args({{"list"}, kCore2, {"LlC"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "\nLLC_REFERENCES "), r);
+  BOOST_TEST(contains(r.out, "\nLLC_MISSES "), r);
+  BOOST_TEST(!contains(r.out, "UNHALTED_CORE_CYCLES"), r);
+  BOOST_TEST(!contains(r.out, "INSTRUCTION_RETIRED"), r);
+  BOOST_TEST(r.err.empty(), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(filter_by_alias, Cli) {
+  // "BR_" is in no archperf name, only in the SDM aliases BR_INST_RETIRED.ALL_BRANCHES
+  // (BRANCH_INSTRUCTIONS_RETIRED) and BR_MISP_RETIRED.ALL_BRANCHES (MISPREDICTED_BRANCH_RETIRED).
+  Result r = pmc(args({{"list"}, kCore2, {"--json", "br_"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(names_of(parse_json(r)) ==
+                 (std::vector<std::string>{"BRANCH_INSTRUCTIONS_RETIRED", "MISPREDICTED_BRANCH_RETIRED"}),
+             r);
+}
+
+BOOST_FIXTURE_TEST_CASE(filter_any_word_matches, Cli) {
+  // LLC_MISSES by its name, INSTRUCTION_RETIRED by its alias INST_RETIRED.ANY; a word that
+  // matches nothing does not hide the others.
+  Result r = pmc(args({{"list"}, kCore2, {"--json", "LLC_MISSES", "inst_retired.any", "NO_SUCH_WORD"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(names_of(parse_json(r)) == (std::vector<std::string>{"INSTRUCTION_RETIRED", "LLC_MISSES"}), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(filter_without_match, Cli) {
+  Result r = fails(args({{"list"}, kP3, {"NO_SUCH_WORD"}}), {});
+  BOOST_TEST(r.err == "pmc: no event of backend p6 matches 'NO_SUCH_WORD'\n", r);
+  BOOST_TEST(r.out.empty(), r);
+  // TOPDOWN_SLOTS is listed for version 5 CPUs only (cpus = ["v5"]): not on the Core 2 (v2).
+  r = fails(args({{"list"}, kCore2, {"--json", "topdown"}}), {});
+  BOOST_TEST(r.err == "pmc: no event of backend archperf matches 'topdown'\n", r);
+  BOOST_TEST(r.out.empty(), r);
+  // The Ice Lake dump is version 5: there it is.
+  r = pmc({"list", "--cpuid-dump", "intel-icelake", "--json", "topdown"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(names_of(parse_json(r)) == (std::vector<std::string>{"TOPDOWN_SLOTS"}), r);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(cli_access)
+
+BOOST_FIXTURE_TEST_CASE(access_sim_shown_by_probe, Cli) {
+  Result r = pmc(args({{"probe"}, kP3, {"--access", "sim"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  static const std::regex line(R"((^|\n)  access +sim +from command line \(--access\)\n)");
+  BOOST_TEST(std::regex_search(r.out, line), r);
+  BOOST_TEST(contains(r.out, "\nAccess:     sim\n"), r);
+
+  r = pmc(args({{"probe"}, kP3, {"--access", "sim", "--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  BOOST_TEST(j["access"] == "sim", r.out);
+  BOOST_TEST(j["config"]["access"] == "sim", r.out);
+  BOOST_TEST(j["config"]["origin"]["access"] == "command line (--access)", r.out);
+}
+
+BOOST_FIXTURE_TEST_CASE(access_overrides_config_file, Cli) {
+  const fs::path file = tmp.path() / "config.toml";
+  spit(file, "access = \"msr\"\n");
+  Result r = pmc(args({{"--config", file.string(), "probe"}, kP3, {"--access", "sim", "--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  BOOST_TEST(j["access"] == "sim", r.out);
+  BOOST_TEST(j["config"]["origin"]["access"] == "command line (--access)", r.out);
+}
+
+BOOST_FIXTURE_TEST_CASE(access_perf_on_a_dump_cannot_count, Cli) {
+  // perf counts this machine's PMU, never the PMU of a CPUID dump (user guide, access methods).
+  Result r = fails(args({{"stat"}, kP3, {"--access", "perf", "--workload", "p6-demo"}}),
+                   {"access 'perf' counts this machine's PMU", "CPUID dump", "pentium-iii"});
+  BOOST_TEST(r.out.empty(), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(access_bogus_is_a_usage_error, Cli) {
+  const std::vector<std::string> allowed = {"bogus", "auto", "sim", "perf", "msr"};
+  Result r = fails(args({{"probe"}, kP3, {"--access", "bogus"}}), allowed, 2);
+  BOOST_TEST(r.out.empty(), r);
+  // Every subcommand that opens a Hal has the option, with the same check.
+  fails(args({{"list"}, kP3, {"--access", "bogus"}}), allowed, 2);
+  fails(args({{"encode"}, kP3, {"--access", "bogus", "INST_RETIRED"}}), allowed, 2);
+  fails(args({{"stat"}, kP3, {"--access", "bogus", "--workload", "p6-demo"}}), allowed, 2);
+  fails(args({{"profile"}, kP3, {"--access", "bogus", "--workload", "p6-demo"}}), allowed, 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------------------------

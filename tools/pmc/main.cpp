@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <functional>
@@ -35,8 +36,10 @@ struct Options {
   std::optional<fs::path> config;
   std::string backend;
   std::string cpuid_dump;
+  std::string access;                // --access METHOD: overrides the config key `access`
   bool json = false;
   std::vector<std::string> events;
+  std::vector<std::string> filters;  // list WORD...: events whose name or an alias contains a word
   std::string workload;
   std::vector<std::string> command;  // stat: the command to run and its arguments
   std::optional<std::string> separator;  // stat -x: CSV
@@ -64,6 +67,10 @@ pmc::Config make_config(const Options& o) {
   if (!o.cpuid_dump.empty()) {
     cfg.cpu = resolve_data(o.cpuid_dump, "cpuid", ".txt");
     cfg.origin["cpu"].where = "command line (--cpuid-dump)";
+  }
+  if (!o.access.empty()) {
+    cfg.access = o.access;
+    cfg.origin["access"].where = "command line (--access)";
   }
   return cfg;
 }
@@ -158,11 +165,41 @@ int cmd_probe(const Options& o) {
   return 0;
 }
 
+// ASCII case-insensitive "text contains word".
+bool icontains(std::string_view text, std::string_view word) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  return std::search(text.begin(), text.end(), word.begin(), word.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != text.end();
+}
+
+// `pmc list WORD...`: an event is shown when its name or one of its aliases contains any of the
+// words, ignoring case.
+bool matches_filter(const pmc::EventDef& e, const std::vector<std::string>& words) {
+  return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
+    return icontains(e.name, w) ||
+           std::any_of(e.aliases.begin(), e.aliases.end(), [&](const std::string& a) { return icontains(a, w); });
+  });
+}
+
+std::string quoted_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i)
+    out += fmt::format("{}'{}'", i == 0 ? "" : i + 1 == words.size() ? " or " : ", ", words[i]);
+  return out;
+}
+
 int cmd_list(const Options& o) {
   pmc::Hal hal = pmc::Hal::open(make_config(o));
-  (void)hal.require_backend();
+  const pmc::Backend& backend = hal.require_backend();
   const auto& pmu = hal.pmu();
   auto events = hal.events().for_cpu(pmu.cpu_tag);
+  const std::size_t all = events.size();
+  if (!o.filters.empty()) {
+    std::erase_if(events, [&](const pmc::EventDef* e) { return !matches_filter(*e, o.filters); });
+    if (events.empty())
+      throw pmc::Error(pmc::errc::not_found, fmt::format("no event of backend {} matches {}", backend.name(),
+                                                         quoted_words(o.filters)));
+  }
   auto counters_of = [&](const pmc::EventDef& e) {
     std::vector<unsigned> c = e.counters;
     if (c.empty())
@@ -190,18 +227,28 @@ int cmd_list(const Options& o) {
                      {"combinable", e->unit_masks ? e->unit_masks->combinable : false},
                      {"modifiers", e->modifiers},
                      {"cpus", e->cpus},
+                     {"aliases", e->aliases},
                      {"source", e->source.str()}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  fmt::print("{} events for {}{}\n\n", events.size(), pmu.description,
-             pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag));
+  const std::string cpu_tag = pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag);
+  if (o.filters.empty())
+    fmt::print("{} events for {}{}\n\n", events.size(), pmu.description, cpu_tag);
+  else
+    fmt::print("{} of {} events for {}{} match {}\n\n", events.size(), all, pmu.description, cpu_tag,
+               quoted_words(o.filters));
   for (const auto* e : events) {
     std::string counters;
     for (unsigned c : counters_of(*e)) counters += (counters.empty() ? "" : ",") + std::to_string(c);
     fmt::print("{:<32} 0x{:02X}  counters {:<4} {}{}\n", e->name, e->code, counters, e->description,
                e->generic.empty() ? "" : fmt::format(" [{}]", e->generic));
+    if (!e->aliases.empty()) {
+      std::string aliases;
+      for (const auto& a : e->aliases) aliases += (aliases.empty() ? "" : ", ") + a;
+      fmt::print("    aliases: {}\n", aliases);
+    }
     if (e->unit_masks) {
       const auto& g = *e->unit_masks;
       for (const auto& m : g.masks) {
@@ -797,12 +844,26 @@ int main(int argc, char** argv) {
     sub->add_option("--cpuid-dump", o.cpuid_dump,
                     "probe a CPUID dump file (cpuid -r or AIDA64 format, or a bundled name such as pentium-iii)");
     sub->add_option("--backend", o.backend, "use this backend instead of probing");
+    sub->add_option("--access", o.access,
+                    "how PMU events are counted: sim (the simulated PMU), perf (Linux perf_event_open), msr "
+                    "(/dev/cpu/N/msr) or auto; overrides the config key access")
+        ->type_name("METHOD")
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              if (text == "auto" || text == "sim" || text == "perf" || text == "msr") return {};
+              return fmt::format("unknown access method '{}' (expected auto, sim, perf or msr)", text);
+            },
+            "auto|sim|perf|msr"));
     sub->add_flag("--json", o.json, "machine-readable output");
   };
   CLI::App* probe = app.add_subcommand("probe", "the CPU, the chosen backend and why");
   add_cpu(probe);
-  CLI::App* list = app.add_subcommand("list", "the events of the chosen backend");
+  CLI::App* list = app.add_subcommand("list", "the events of the chosen backend (pmc list [WORD...])");
   add_cpu(list);
+  list->add_option("WORD", o.filters,
+                   "show only the events whose name or one of whose aliases contains WORD, ignoring case; "
+                   "with several words, an event that matches any one of them is shown")
+      ->type_name("");
   CLI::App* encode = app.add_subcommand("encode", "the register value each event would be programmed with");
   add_cpu(encode);
   encode->add_option("events", o.events, "event strings (EVENT[:UMASK...][:u][:k][:e=1][:i=1][:c=N])")->required();
