@@ -12,6 +12,7 @@
 #include <pmc/sim/device.hpp>
 #include <pmc/sim/workload.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace {
@@ -288,4 +289,64 @@ BOOST_AUTO_TEST_CASE(unavailable_events_are_refused_before_they_reach_the_hardwa
   run(s, kWork, 48);
   s.stop();
   BOOST_TEST(s.read()[0].value == 3500u);
+}
+
+// Meteor Lake E-core (tests/data/cpuid/archperf-hybrid-mtl.txt): leaf 0AH reports 6 general
+// counters (EAX = 0x07300605, EAX[15:8] = 6), CPUID.23H.1 reports this core type's eight
+// (EAX = 0xFF) and fixed counters 0-2 (EBX = 7). The backend drives all eight; the device model
+// must accept all eight too (its CPUID 23H policy, sim/src/archperf_model.hpp). Eight events
+// that only general counters can take fill PMC0-7, three more fill FIXED_CTR0-2.
+// Workload: 1000 user cycles with 3 instructions, 1 branch, 2 branch misses, 3 LLC references,
+// 4 LLC misses and 5, 6, 7, 8 of the raw signals 0103, 0104, 0105, 0106 per cycle; 500 kernel
+// cycles with 1 instruction and 2 branches. Totals: instructions 3500, cycles 1500, ref-cycles
+// 1500, branches 1000 + 1000 = 2000, branch misses 2000, LLC references 3000, LLC misses 4000,
+// raw 0103..0106: 5000, 6000, 7000, 8000.
+BOOST_AUTO_TEST_CASE(hybrid_e_core_uses_every_general_counter_cpuid_23h_reports) {
+  pmc::Hal hal = open(test_dump("archperf-hybrid-mtl.txt"));
+  BOOST_TEST(hal.pmu().general_count() == 8u);
+  pmc::Session s = hal.session();
+  const char* general[] = {"branches", "branch-misses", "LLC_REFERENCES", "LLC_MISSES",
+                           "r0103",    "r0104",         "r0105",          "r0106"};
+  for (const char* e : general) s.add(e);
+  s.add("instructions");
+  s.add("cycles");
+  s.add("ref-cycles");
+  // A ninth general-only event has no counter left.
+  BOOST_CHECK_THROW(s.add("r0107"), pmc::Error);
+  s.start();
+  BOOST_TEST(s.device()->read(0x38F) == 0x7000000FFu);  // every counter enabled
+  run(s, R"([[segment]]
+cycles = 1000
+[segment.signals]
+instructions = 3
+branches = 1
+branch-misses = 2
+llc-references = 3
+llc-misses = 4
+"raw.0x0103" = 5
+"raw.0x0104" = 6
+"raw.0x0105" = 7
+"raw.0x0106" = 8
+[[segment]]
+cycles = 500
+mode = "kernel"
+signals = { instructions = 1, branches = 2 }
+)", 48);
+  s.stop();
+  const auto r = s.read();
+  BOOST_TEST_REQUIRE(r.size() == 11u);
+  const std::uint64_t want[] = {2000, 2000, 3000, 4000, 5000, 6000, 7000, 8000};
+  unsigned used = 0;  // bit i: PMCi counted one of the eight
+  for (unsigned i = 0; i < 8; ++i) {
+    BOOST_TEST(r[i].value == want[i], r[i].event);
+    BOOST_TEST((r[i].counter_kind == G), r[i].event);
+    used |= 1u << r[i].counter;
+  }
+  BOOST_TEST(used == 0xFFu);  // PMC0-7, each once
+  BOOST_TEST(r[8].value == 3500u);
+  check_place(r[8], {F, 0});
+  BOOST_TEST(r[9].value == 1500u);
+  check_place(r[9], {F, 1});
+  BOOST_TEST(r[10].value == 1500u);
+  check_place(r[10], {F, 2});
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <string>
 
 namespace pmc::sim {
@@ -130,6 +131,20 @@ std::string list_bits(std::uint32_t mask) {
   return out;
 }
 
+// [U] CPUID.23H sub-leaf 1 (this core type's counter bitmaps), when the CPU announces it. The
+// fact sheet says nothing about leaf 23H; the gate is the archperf backend's reading (see
+// archperf_model.hpp): CPUID.0:EAX >= 23H, CPUID.(7,1):EAX[8] = 1 (leaf 23H exists) and
+// CPUID.23H.0:EAX[1] = 1 (sub-leaf 1 exists). nullopt: leaf 0AH alone gives the geometry.
+std::optional<CpuidRegs> counter_bitmaps(const CpuInfo& cpu) {
+  constexpr std::uint32_t kLeaf = 0x23;
+  if (cpu.max_leaf < kLeaf) return std::nullopt;
+  const auto l71 = cpu.raw.get(7, 1);
+  if (!l71 || ((l71->eax >> 8) & 1U) == 0) return std::nullopt;
+  const auto l23 = cpu.raw.get(kLeaf, 0);
+  if (!l23 || ((l23->eax >> 1) & 1U) == 0) return std::nullopt;
+  return cpu.raw.get(kLeaf, 1);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -149,14 +164,23 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
   };
   // [U] Versions above 5 are modelled with the version-5 rules (every version adds to the last).
   version_ = std::min(a.version, 5U);
-  gp_ = a.gp_counters;
-  gp_width_ = a.gp_width;
-  if (gp_ > kMaxGp) {
-    unsupported(fmt::format("CPUID.0AH:EAX[15:8] reports {} general-purpose counters "
-                            "(GLOBAL_CTRL has room for 32)",
-                            gp_));
+  // [U] CPUID.23H.1, when announced, replaces leaf 0AH's counts: EAX is the general-purpose
+  // bitmap, EBX the fixed one (archperf_model.hpp). Widths stay leaf 0AH's.
+  const std::optional<CpuidRegs> bitmaps = counter_bitmaps(cpu);
+  from_23h_ = bitmaps.has_value();
+  if (from_23h_) {
+    gp_present_ = bitmaps->eax;  // at most 32 counters: EAX has 32 bits
+  } else {
+    if (a.gp_counters > kMaxGp) {
+      unsupported(fmt::format("CPUID.0AH:EAX[15:8] reports {} general-purpose counters "
+                              "(GLOBAL_CTRL has room for 32)",
+                              a.gp_counters));
+    }
+    gp_present_ = static_cast<std::uint32_t>((std::uint64_t{1} << a.gp_counters) - 1);
   }
-  if (gp_ > 0 && (gp_width_ == 0 || gp_width_ > 64)) {
+  gp_end_ = static_cast<unsigned>(32 - std::countl_zero(gp_present_));
+  gp_width_ = a.gp_width;
+  if (gp_present_ != 0 && (gp_width_ == 0 || gp_width_ > 64)) {
     unsupported(fmt::format("CPUID.0AH:EAX[23:16] reports {}-bit general-purpose counters",
                             gp_width_));
   }
@@ -170,8 +194,12 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
     // [U] The Core 2 quirk: version 2 with EDX[4:0] = 0 is the early-Core "wrong version-2
     // data" [1]; the hardware has the three fixed counters version 2 defines [2, 6].
     if (version_ == 2 && a.fixed_counters == 0) present = 0x7;
+    // [U] With CPUID 23H, its EBX bitmap alone says which fixed counters exist (no quirk, no
+    // union with EDX[4:0] / ECX). Version 1 never gets here: it has no fixed counters [6].
+    if (from_23h_) present = bitmaps->ebx;
     if ((present >> kMaxFixed) != 0) {
-      unsupported(fmt::format("CPUID.0AH reports fixed counter {} (FIXED_CTR_CTRL has 16 blocks)",
+      unsupported(fmt::format("{} reports fixed counter {} (FIXED_CTR_CTRL has 16 blocks)",
+                              from_23h_ ? "CPUID.23H.1:EBX" : "CPUID.0AH",
                               63 - std::countl_zero(present)));
     }
     // [U] A fixed width of 0 (Core 2's EDX = 0, or a bitmap without EDX data) is the GP width.
@@ -191,7 +219,8 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
   ebx_length_ = a.ebx_length;
   unavailable_ = a.unavailable_events;
 
-  const std::uint64_t gp_mask = (std::uint64_t{1} << gp_) - 1;  // gp_ <= 32
+  // Without CPUID 23H: bits N-1..0. With it: the present counters [U].
+  const std::uint64_t gp_mask = gp_present_;
   if (has_global()) {
     status_bits_ = gp_mask | (std::uint64_t{fixed_present_} << kFixedBit0) |
                    (1ULL << kOvfBufBit) | (1ULL << kCondChgdBit);
@@ -199,7 +228,8 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
     if (version_ >= 4) {
       status_bits_ |= (1ULL << kTraceToPaPmiBit) | (1ULL << kLbrFrzBit) | (1ULL << kCtrFrzBit);
     }
-    // Reset value: EN_PMC(N-1..0) set, everything else (the fixed counters) clear [3].
+    // Reset value: EN_PMC(N-1..0) set, everything else (the fixed counters) clear [3]; with
+    // CPUID 23H, EN_PMCi of every present counter i [U].
     global_ctrl_ = gp_mask;
   }
 }
@@ -215,23 +245,56 @@ std::string gp_register(std::string_view prefix, unsigned i) {
 
 }  // namespace
 
+// Why general-purpose counter i does not exist, in a few words (the register's name elsewhere).
+// CPUID.23H's bitmaps are 32 bits wide: they speak for counters 0-31 only.
+std::string ArchPerfDevice::gp_absent(unsigned i) const {
+  if (from_23h_) {
+    return i < 32 ? fmt::format("CPUID.23H says general-purpose counter {} is absent", i)
+                  : fmt::format("general-purpose counter {} is beyond CPUID.23H's bitmap", i);
+  }
+  return fmt::format("this PMU has {} general-purpose counters", gp_end_);
+}
+
+std::string ArchPerfDevice::fixed_absent(unsigned i) const {
+  if (from_23h_ && version_ >= 2 && i < 32) {
+    return fmt::format("CPUID.23H says fixed counter {} is absent", i);
+  }
+  return fmt::format("fixed counter {} does not exist", i);
+}
+
 std::string ArchPerfDevice::missing_reason(std::uint32_t msr) const {
-  const unsigned named_gp = std::max(gp_, kNamedGp);
-  const std::string gp_count =
-      fmt::format("this PMU has {} general-purpose counter{}", gp_, gp_ == 1 ? "" : "s");
-  const std::string fixed_list =
-      version_ == 1 ? std::string("version 1 has no fixed counters")
-      : fixed_present_ == 0
-          ? std::string("this PMU has no fixed counters")
-          : fmt::format("this PMU's fixed counters are {}", list_bits(fixed_present_));
+  const unsigned named_gp = std::max(gp_end_, kNamedGp);
+  // Without CPUID 23H the general-purpose counters are 0..N-1: say N. With it, which are there.
+  auto gp_missing = [&](unsigned i) {
+    if (!from_23h_) {
+      return fmt::format("this PMU has {} general-purpose counter{}", gp_end_,
+                         gp_end_ == 1 ? "" : "s");
+    }
+    return fmt::format("{} (CPUID.23H.1:EAX = {:#x}: this core type's general-purpose counters "
+                       "are {})",
+                       gp_absent(i), gp_present_,
+                       gp_present_ == 0 ? std::string("none") : list_bits(gp_present_));
+  };
+  auto fixed_missing = [&](unsigned i) {
+    if (version_ == 1) return std::string("version 1 has no fixed counters");
+    const std::string list = fixed_present_ == 0
+                                 ? std::string("no fixed counters")
+                                 : fmt::format("fixed counters are {}", list_bits(fixed_present_));
+    if (from_23h_) {
+      return fmt::format("{} (CPUID.23H.1:EBX = {:#x}: this core type has {})", fixed_absent(i),
+                         fixed_present_, list);
+    }
+    return fixed_present_ == 0 ? "this PMU has " + list : "this PMU's " + list;
+  };
   auto from_v = [&](unsigned v) {
     return fmt::format("it exists from version {}; this PMU is version {}", v, version_);
   };
   if (msr >= kPmc0 && msr < kPmc0 + named_gp) {
-    return fmt::format("IA32_PMC{}: {}", msr - kPmc0, gp_count);
+    return fmt::format("IA32_PMC{}: {}", msr - kPmc0, gp_missing(msr - kPmc0));
   }
   if (msr >= kPerfEvtSel0 && msr < kPerfEvtSel0 + named_gp) {
-    return fmt::format("IA32_PERFEVTSEL{}: {}", msr - kPerfEvtSel0, gp_count);
+    return fmt::format("IA32_PERFEVTSEL{}: {}", msr - kPerfEvtSel0,
+                       gp_missing(msr - kPerfEvtSel0));
   }
   if (msr >= kAPmc0 && msr < kAPmc0 + named_gp) {
     const std::string name = gp_register("IA32_A_PMC", msr - kAPmc0);
@@ -241,10 +304,10 @@ std::string ArchPerfDevice::missing_reason(std::uint32_t msr) const {
     if (!full_width_) {
       return name + ": no full-width writes (IA32_PERF_CAPABILITIES[13] = 0)";
     }
-    return fmt::format("{}: {}", name, gp_count);
+    return fmt::format("{}: {}", name, gp_missing(msr - kAPmc0));
   }
   if (msr >= kFixedCtr0 && msr < kFixedCtr0 + kMaxFixed) {
-    return fmt::format("IA32_FIXED_CTR{}: {}", msr - kFixedCtr0, fixed_list);
+    return fmt::format("IA32_FIXED_CTR{}: {}", msr - kFixedCtr0, fixed_missing(msr - kFixedCtr0));
   }
   switch (msr) {
     case kPerfCapabilities:
@@ -291,7 +354,8 @@ namespace {
 std::uint64_t ArchPerfDevice::inuse() const {
   std::uint64_t v = 0;
   bool pmi = false;
-  for (unsigned n = 0; n < gp_; ++n) {
+  for (unsigned n = 0; n < gp_end_; ++n) {
+    if (!has_gp(n)) continue;
     if ((evtsel_[n] & kEventMask) != 0) v |= std::uint64_t{1} << n;
     pmi = pmi || (evtsel_[n] & kInt) != 0;
   }
@@ -307,9 +371,9 @@ std::uint64_t ArchPerfDevice::inuse() const {
 
 std::uint64_t ArchPerfDevice::read(std::uint32_t msr) {
   // Counters read zero-extended [4].
-  if (msr >= kPmc0 && msr < kPmc0 + gp_) return pmc_[msr - kPmc0];
-  if (msr >= kPerfEvtSel0 && msr < kPerfEvtSel0 + gp_) return evtsel_[msr - kPerfEvtSel0];
-  if (full_width_ && msr >= kAPmc0 && msr < kAPmc0 + gp_) return pmc_[msr - kAPmc0];
+  if (gp_msr(msr, kPmc0)) return pmc_[msr - kPmc0];
+  if (gp_msr(msr, kPerfEvtSel0)) return evtsel_[msr - kPerfEvtSel0];
+  if (full_width_ && gp_msr(msr, kAPmc0)) return pmc_[msr - kAPmc0];
   if (msr >= kFixedCtr0 && msr < kFixedCtr0 + kMaxFixed && has_fixed(msr - kFixedCtr0)) {
     return fixed_[msr - kFixedCtr0];
   }
@@ -339,14 +403,14 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
   };
 
   // IA32_PMCi: EAX[31:0] sign-extended to the counter width; EDX ignored [4].
-  if (msr >= kPmc0 && msr < kPmc0 + gp_) {
+  if (gp_msr(msr, kPmc0)) {
     std::uint64_t v = value & 0xFFFFFFFFULL;
     if ((v & 0x80000000ULL) != 0) v |= 0xFFFFFFFF00000000ULL;
     pmc_[msr - kPmc0] = v & width_mask(gp_width_);
     return;
   }
   // IA32_A_PMCi: the full width, no sign extension; a bit above the width is a #GP [4, U].
-  if (full_width_ && msr >= kAPmc0 && msr < kAPmc0 + gp_) {
+  if (full_width_ && gp_msr(msr, kAPmc0)) {
     const unsigned i = msr - kAPmc0;
     if (const std::uint64_t bad = value & ~width_mask(gp_width_); bad != 0) {
       fault(gp_register("IA32_A_PMC", i), msr, value,
@@ -356,7 +420,7 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
     pmc_[i] = value;
     return;
   }
-  if (msr >= kPerfEvtSel0 && msr < kPerfEvtSel0 + gp_) {
+  if (gp_msr(msr, kPerfEvtSel0)) {
     const unsigned i = msr - kPerfEvtSel0;
     const std::uint64_t reserved = kSelHigh | (anythread_ ? 0 : kAnyThread);
     if (const std::uint64_t bad = value & reserved; bad != 0) {
@@ -397,7 +461,7 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
           const unsigned bit = static_cast<unsigned>(std::countr_zero(bad));
           const unsigned counter = bit / kBlockBits;
           const std::string why =
-              !has_fixed(counter) ? fmt::format(" (fixed counter {} does not exist)", counter)
+              !has_fixed(counter) ? fmt::format(" ({})", fixed_absent(counter))
               : bit % kBlockBits == 2 ? anythread_why()
                                       : std::string();
           fault("IA32_FIXED_CTR_CTRL", msr, value, fmt::format("reserved bit {} set{}", bit, why));
@@ -407,13 +471,12 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
       }
       case kGlobalCtrl: {
         const std::uint64_t valid =
-            ((std::uint64_t{1} << gp_) - 1) | (std::uint64_t{fixed_present_} << kFixedBit0);
+            std::uint64_t{gp_present_} | (std::uint64_t{fixed_present_} << kFixedBit0);
         if (const std::uint64_t bad = value & ~valid; bad != 0) {
           const unsigned bit = static_cast<unsigned>(std::countr_zero(bad));
           const std::string why =
-              bit < kFixedBit0 ? fmt::format(" (this PMU has {} general-purpose counters)", gp_)
-              : bit < kPerfMetricsBit
-                  ? fmt::format(" (fixed counter {} does not exist)", bit - kFixedBit0)
+              bit < kFixedBit0 ? fmt::format(" ({})", gp_absent(bit))
+              : bit < kPerfMetricsBit ? fmt::format(" ({})", fixed_absent(bit - kFixedBit0))
               : bit == kPerfMetricsBit ? std::string(" (EN_PERF_METRICS: no PERF_METRICS)")
                                        : std::string();
           fault("IA32_PERF_GLOBAL_CTRL", msr, value,
@@ -435,9 +498,9 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
           const unsigned bit = static_cast<unsigned>(std::countr_zero(bad));
           std::string why;
           if (bit < kFixedBit0) {
-            why = fmt::format(" (this PMU has {} general-purpose counters)", gp_);
+            why = fmt::format(" ({})", gp_absent(bit));
           } else if (bit < kPerfMetricsBit) {
-            why = fmt::format(" (fixed counter {} does not exist)", bit - kFixedBit0);
+            why = fmt::format(" ({})", fixed_absent(bit - kFixedBit0));
           } else if (bit == kPerfMetricsBit) {
             why = " (no PERF_METRICS)";
           } else if (bit == kOvfUncoreBit) {
@@ -473,7 +536,7 @@ std::uint64_t ArchPerfDevice::rdpmc(std::uint32_t index) {
   const std::uint32_t type = index >> 16;
   const unsigned i = index & 0xFFFF;
   std::uint64_t value = 0;
-  if (type == 0 && i < gp_) {
+  if (type == 0 && has_gp(i)) {
     value = pmc_[i];
   } else if (type == kRdpmcFixedType && has_fixed(i)) {
     value = fixed_[i];
@@ -484,9 +547,9 @@ std::uint64_t ArchPerfDevice::rdpmc(std::uint32_t index) {
     } else if ((index & kRdpmcMetrics) != 0) {
       why = "bit 29 (PERF_METRICS) is not supported: no PERF_METRICS";
     } else if (type == 0) {
-      why = fmt::format("this PMU has {} general-purpose counters", gp_);
+      why = gp_absent(i);
     } else if (type == kRdpmcFixedType) {
-      why = fmt::format("fixed counter {} does not exist", i);
+      why = fixed_absent(i);
     } else {
       why = fmt::format("ECX[31:16] = {:#x} is no counter type (0 general-purpose, 0x4000 fixed)",
                         type);
@@ -516,7 +579,8 @@ void ArchPerfDevice::run(const Segment& segment) {
   // v4+: CTR_Frz stops every counter until cleared through STATUS_RESET [4]. Frozen cycles are
   // not counted cycles: they leave the edge detectors alone.
   if (version_ >= 4 && (global_status_ & kCtrFrz) != 0) return;
-  for (unsigned i = 0; i < gp_; ++i) count_gp(i, segment);
+  for (unsigned i = 0; i < gp_end_; ++i)
+    if (has_gp(i)) count_gp(i, segment);
   for (unsigned i = 0; i < kMaxFixed; ++i)
     if (has_fixed(i)) count_fixed(i, segment);
 }

@@ -2,7 +2,7 @@
 // counters with per-counter enables, fixed counters, global control and status, register-exact,
 // written from shared/reference/archperf.md (the fact sheet), not from any driver.
 //
-// Geometry comes from the CpuInfo (CPUID.0AH and CPUID.1:ECX) [1]:
+// Geometry comes from the CpuInfo (CPUID.0AH and CPUID.1:ECX [1]; CPUID.23H on hybrid parts [U]):
 //  - N = EAX[15:8] general-purpose counters of EAX[23:16] bits; version = EAX[7:0] (0: the
 //    constructor throws not_supported naming the CPU). Versions above 5 are modelled as 5 [U].
 //  - Fixed counters (version 2 and later): counter i exists iff i < EDX[4:0], or (version 5+)
@@ -18,6 +18,23 @@
 //  - Limits of the register layouts [U]: at most 32 general-purpose counters (GLOBAL_CTRL bits
 //    31:0), fixed counter indices below 16 (FIXED_CTR_CTRL has 16 blocks; GLOBAL_CTRL bit 48 is
 //    EN_PERF_METRICS), widths 1..64. A CPUID outside them throws not_supported.
+//  - CPUID leaf 23H (hybrid parts: each core type's own counters) [U, whole block]: the fact
+//    sheet does not mention leaf 23H at all, so everything here is policy. It is the reading the
+//    archperf backend documents (backends/archperf/archperf.cpp, "Hybrid parts"), chosen so that
+//    the model and the driver agree on which counters exist; it is not an independent check.
+//    * 23H is consulted iff CPUID.0:EAX >= 23H, CPUID.(7,1):EAX[8] = 1, CPUID.23H.0:EAX[1] = 1
+//      (sub-leaf 1 exists) and the CpuInfo holds sub-leaf 1. Otherwise leaf 0AH alone decides.
+//    * Then sub-leaf 1 EAX is the general-purpose bitmap (IA32_PMCi / PERFEVTSELi / A_PMCi exist
+//      iff bit i) and EBX the fixed bitmap (IA32_FIXED_CTRi exists iff bit i, from version 2 on;
+//      version 1 has no fixed counters whatever EBX says). They replace EAX[15:8], EDX[4:0] and
+//      the v5 ECX bitmap entirely (no union) and the Core 2 quirk does not apply. Bitmaps may
+//      have holes: an absent counter's MSRs, GLOBAL_CTRL/STATUS bits and RDPMC index #GP like
+//      those beyond N, the message saying CPUID.23H marks the counter absent. As without 23H,
+//      counter MSRs are named only up to index max(7, highest present); above that an address
+//      is "not implemented" (0xCE, for one, is not IA32_PMC13).
+//    * Widths stay leaf 0AH's (EAX[23:16], EDX[12:5]; a fixed width of 0 is the GP width).
+//    * "N" in the sheet's rules becomes "the set of present counters": GLOBAL_CTRL resets to the
+//      general-purpose bitmap, INUSE and the status bits cover the present counters only.
 //
 // Registers [2, 3, 4]; any other address, and a register whose existence rule fails, is a #GP
 // (register_fault) naming the address:
@@ -30,7 +47,8 @@
 //  - IA32_FIXED_CTR_CTRL 0x38D (v2+): the 4-bit block of each present fixed counter is
 //    writable, bit 4i+2 (AnyThread) only under the PERFEVTSEL rule; every other bit, blocks of
 //    absent counters included, is reserved (no adaptive PEBS bit 32).
-//  - IA32_PERF_GLOBAL_CTRL 0x38F (v2+): bits i < N and 32+i (fixed i present); reset (1<<N)-1.
+//  - IA32_PERF_GLOBAL_CTRL 0x38F (v2+): bits i < N and 32+i (fixed i present); reset (1<<N)-1
+//    (with CPUID 23H: bit i for each present GP counter i; reset = that bitmap [U]).
 //  - IA32_PERF_GLOBAL_STATUS 0x38E (v2+): read-only, every write is a #GP.
 //  - IA32_PERF_GLOBAL_OVF_CTRL / STATUS_RESET 0x390 (v2+): write 1 clears the status bit, 0
 //    does nothing; reads return 0 [U]. STATUS_SET 0x391 (v4+): write 1 sets the bit; reads
@@ -103,7 +121,16 @@ class ArchPerfDevice final : public Device {
   [[nodiscard]] bool has_fixed(unsigned i) const {
     return i < kMaxFixed && ((fixed_present_ >> i) & 1U) != 0;
   }
+  [[nodiscard]] bool has_gp(unsigned i) const {
+    return i < kMaxGp && ((gp_present_ >> i) & 1U) != 0;
+  }
+  // msr is base + i for a present general-purpose counter i.
+  [[nodiscard]] bool gp_msr(std::uint32_t msr, std::uint32_t base) const {
+    return msr >= base && has_gp(msr - base);
+  }
   [[nodiscard]] bool has_global() const { return version_ >= 2; }
+  [[nodiscard]] std::string gp_absent(unsigned i) const;
+  [[nodiscard]] std::string fixed_absent(unsigned i) const;
   [[nodiscard]] std::uint64_t inuse() const;
   [[nodiscard]] std::string missing_reason(std::uint32_t msr) const;
   [[noreturn]] void no_such_msr(std::string_view op, std::uint32_t msr) const;
@@ -113,9 +140,11 @@ class ArchPerfDevice final : public Device {
 
   // Geometry.
   unsigned version_ = 0;           // 1..5
-  unsigned gp_ = 0;                // N
+  std::uint32_t gp_present_ = 0;   // bit i: IA32_PMCi exists ((1 << N) - 1, or CPUID.23H.1:EAX)
+  unsigned gp_end_ = 0;            // highest present GP counter + 1 (N without CPUID 23H)
   unsigned gp_width_ = 0;
   std::uint32_t fixed_present_ = 0;  // bit i: IA32_FIXED_CTRi exists
+  bool from_23h_ = false;          // the bitmaps come from CPUID.23H.1, not leaf 0AH [U]
   unsigned fixed_width_ = 0;
   bool anythread_ = false;         // PERFEVTSEL bit 21 / FIXED_CTR_CTRL bit 4i+2 writable
   bool perf_capabilities_ = false; // MSR 0x345 exists (PDCM)
