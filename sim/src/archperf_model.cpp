@@ -19,17 +19,12 @@ namespace {
 using counting::u128;
 using counting::width_mask;
 
-// IA32_PERFEVTSELx fields [3].
+// IA32_PERFEVTSELx fields [3]. USR, OS, E, INT, INV and CMASK, at the P6's bits, are
+// counting::evtsel's.
 constexpr std::uint64_t kEventMask = 0xFF;        // 7:0
 constexpr unsigned kUmaskShift = 8;               // 15:8
-constexpr std::uint64_t kUsr = 1ULL << 16;
-constexpr std::uint64_t kOs = 1ULL << 17;
-constexpr std::uint64_t kEdge = 1ULL << 18;
-constexpr std::uint64_t kInt = 1ULL << 20;
 constexpr std::uint64_t kAnyThread = 1ULL << 21;  // v3+, unless deprecated
 constexpr std::uint64_t kEn = 1ULL << 22;         // per-counter enable
-constexpr std::uint64_t kInv = 1ULL << 23;
-constexpr unsigned kCmaskShift = 24;              // 31:24
 // 63:32: reserved. The model-specific bits there (IN_TX 32, IN_TXCP 33, adaptive PEBS 34) belong
 // to parts with TSX / PEBS, which the model does not have [U].
 constexpr std::uint64_t kSelHigh = 0xFFFFFFFF00000000ULL;
@@ -357,7 +352,7 @@ std::uint64_t ArchPerfDevice::inuse() const {
   for (unsigned n = 0; n < gp_end_; ++n) {
     if (!has_gp(n)) continue;
     if ((evtsel_[n] & kEventMask) != 0) v |= std::uint64_t{1} << n;
-    pmi = pmi || (evtsel_[n] & kInt) != 0;
+    pmi = pmi || counting::evtsel::interrupts(evtsel_[n]);
   }
   for (unsigned i = 0; i < kMaxFixed; ++i) {
     if (!has_fixed(i)) continue;
@@ -591,7 +586,7 @@ void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
   // (CPL 0) [4].
   if ((sel & kEn) == 0) return;
   if (has_global() && ((global_ctrl_ >> i) & 1U) == 0) return;
-  if ((sel & (segment.mode == Mode::user ? kUsr : kOs)) == 0) return;
+  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
 
   const unsigned event = static_cast<unsigned>(sel & kEventMask);
   const unsigned umask = static_cast<unsigned>(sel >> kUmaskShift) & 0xFF;
@@ -616,13 +611,11 @@ void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
   }
   if (!decided) k = segment.per_cycle(raw_signal(event, umask));
 
-  const counting::Filter filter{static_cast<unsigned>(sel >> kCmaskShift) & 0xFF,
-                                (sel & kInv) != 0, (sel & kEdge) != 0};
   // AnyThread (bit 21) counts like a plain event: the model is a single logical processor [U].
-  const counting::Advance step =
-      counting::advance(pmc_[i], gp_width_, segment.cycles, k, filter, asserted_[i]);
+  const counting::Advance step = counting::advance(pmc_[i], gp_width_, segment.cycles, k,
+                                                   counting::evtsel::filter(sel), asserted_[i]);
   pmc_[i] = step.value;
-  overflow(i, (sel & kInt) != 0, step.wraps);
+  overflow(i, counting::evtsel::interrupts(sel), step.wraps);
 }
 
 void ArchPerfDevice::count_fixed(unsigned i, const Segment& segment) {

@@ -61,6 +61,38 @@ inline Advance advance(std::uint64_t value, unsigned width, std::uint64_t n, u12
   return {static_cast<std::uint64_t>(lo & mask), wraps};
 }
 
+// The event-select word. The P6's PerfEvtSel0/1 (p6.md section 3) and IA32_PERFEVTSELx
+// (archperf.md section 3) hold the fields these rules read at the same bits. The rest stays with
+// each model: EN (the P6's PerfEvtSel0.EN enables both counters, reserved in PerfEvtSel1; an
+// architectural counter has its own, gated by GLOBAL_CTRL), AnyThread, the reserved bits, which
+// signal EventSelect/UMask pick, and what an overflow records besides the PMI (archperf v2+:
+// GLOBAL_STATUS).
+namespace evtsel {
+
+inline constexpr std::uint64_t kUsr = std::uint64_t{1} << 16;   // count at CPL 1-3
+inline constexpr std::uint64_t kOs = std::uint64_t{1} << 17;    // count at CPL 0
+inline constexpr std::uint64_t kEdge = std::uint64_t{1} << 18;  // E: edge detect
+inline constexpr std::uint64_t kInt = std::uint64_t{1} << 20;   // a PMI on each overflow
+inline constexpr std::uint64_t kInv = std::uint64_t{1} << 23;   // invert the CMASK comparison
+inline constexpr unsigned kCmaskShift = 24;                     // CMASK: bits 31:24
+
+// Whether `sel` counts a cycle run at this privilege: USR in user mode (the workloads' user mode
+// is CPL 3), OS in kernel mode (CPL 0).
+constexpr bool counts_at(std::uint64_t sel, bool user_mode) {
+  return (sel & (user_mode ? kUsr : kOs)) != 0;
+}
+
+// The CMASK / INV / E filter `sel` programs.
+constexpr Filter filter(std::uint64_t sel) {
+  return Filter{static_cast<unsigned>(sel >> kCmaskShift) & 0xFF, (sel & kInv) != 0,
+                (sel & kEdge) != 0};
+}
+
+// Whether each wrap of the counter `sel` programs raises a PMI.
+constexpr bool interrupts(std::uint64_t sel) { return (sel & kInt) != 0; }
+
+}  // namespace evtsel
+
 // a + b, saturating at 2^64 - 1 (interrupt tallies).
 constexpr std::uint64_t saturating_add(std::uint64_t a, u128 b) {
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();

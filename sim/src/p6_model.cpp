@@ -17,21 +17,16 @@ namespace pmc::sim {
 
 namespace {
 
-// PerfEvtSel fields [3].
+// PerfEvtSel fields [3]. USR, OS, E, INT, INV and CMASK, which IA32_PERFEVTSELx shares, are
+// counting::evtsel's.
 constexpr std::uint64_t kEventMask = 0xFF;        // 7:0
 constexpr unsigned kUmaskShift = 8;               // 15:8
-constexpr std::uint64_t kUsr = 1ULL << 16;
-constexpr std::uint64_t kOs = 1ULL << 17;
-constexpr std::uint64_t kEdge = 1ULL << 18;
-constexpr std::uint64_t kInt = 1ULL << 20;
 constexpr std::uint64_t kEn = 1ULL << 22;         // PerfEvtSel0 only
-constexpr std::uint64_t kInv = 1ULL << 23;
-constexpr unsigned kCmaskShift = 24;              // 31:24
 // Reserved: 63:32 and 21 in both; 22 too in PerfEvtSel1 [3].
 constexpr std::uint64_t kReservedSel0 = 0xFFFFFFFF00000000ULL | (1ULL << 21);
 constexpr std::uint64_t kReservedSel1 = kReservedSel0 | kEn;
 
-__extension__ typedef unsigned __int128 u128;  // exact products of 64-bit cycles and counts
+using counting::u128;  // exact products of 64-bit cycles and counts
 
 // ---------------------------------------------------------------------------------------------
 // The signal table: which activity signal each event code counts [5a, 5b, 5c]. The signal is the
@@ -281,19 +276,18 @@ void P6Device::count(unsigned i, const Segment& segment) {
   // Enable rule [3]: the global EN in PerfEvtSel0, and this counter's USR (CPL 1-3; the workload's
   // user mode is CPL 3) or OS (CPL 0) bit for the segment's mode.
   if ((evtsel_[0] & kEn) == 0) return;
-  if ((sel & (segment.mode == Mode::user ? kUsr : kOs)) == 0) return;
+  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
 
   // CMASK / INV / E and the 40-bit wrap [3, 4], in closed form (counting.hpp, shared with the
   // architectural PMU model). [U] policy for E: the edge detector's state is kept per counter,
   // updated only in cycles the counter counts (a cycle filtered out by USR/OS or EN neither
   // asserts nor deasserts), and cleared when the event select is written.
-  const counting::Filter filter{static_cast<unsigned>(sel >> kCmaskShift) & 0xFF,
-                                (sel & kInv) != 0, (sel & kEdge) != 0};
-  const counting::Advance step = counting::advance(
-      ctr_[i], kWidth, segment.cycles, events_per_cycle(i, sel, segment), filter, asserted_[i]);
+  const counting::Advance step =
+      counting::advance(ctr_[i], kWidth, segment.cycles, events_per_cycle(i, sel, segment),
+                        counting::evtsel::filter(sel), asserted_[i]);
   ctr_[i] = step.value;
   // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].
-  if ((sel & kInt) && step.wraps != 0) {
+  if (counting::evtsel::interrupts(sel) && step.wraps != 0) {
     interrupts_ = counting::saturating_add(interrupts_, step.wraps);
   }
 }
