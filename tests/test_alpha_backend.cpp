@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "support/child_process.hpp"
+#include "support/pmc_command.hpp"
 
 namespace {
 
@@ -403,21 +403,7 @@ BOOST_AUTO_TEST_CASE(bundled_counters_workload) {
 
 namespace {
 
-struct Cli {
-  pmc_test::TempDir tmp{"pmc-test-alpha"};
-  pmc_test::Env env;
-  Cli() {
-    fs::create_directories(tmp.path() / "home");
-    const char* path = std::getenv("PATH");
-    env["PATH"] = path ? path : "/usr/bin:/bin";
-    env["HOME"] = (tmp.path() / "home").string();
-    env["XDG_CONFIG_HOME"] = (tmp.path() / "home").string();
-    env["LC_ALL"] = "C";
-  }
-  pmc_test::Result pmc(const std::vector<std::string>& args) {
-    return pmc_test::run(fs::path(PMC_BIN_DIR) / "pmc", args, env, tmp.path());
-  }
-};
+using Cli = pmc_test::PmcCommand;
 
 }  // namespace
 

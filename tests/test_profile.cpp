@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "support/child_process.hpp"
+#include "support/pmc_command.hpp"
 
 namespace {
 
@@ -398,21 +398,7 @@ BOOST_AUTO_TEST_CASE(hottest_orders_by_samples_then_address) {
 // pmc profile.
 
 namespace {
-struct Cli {
-  pmc_test::TempDir tmp{"pmc-test-profile"};
-  pmc_test::Env env;
-  Cli() {
-    fs::create_directories(tmp.path() / "home");
-    const char* path = std::getenv("PATH");
-    env["PATH"] = path ? path : "/usr/bin:/bin";
-    env["HOME"] = (tmp.path() / "home").string();
-    env["XDG_CONFIG_HOME"] = (tmp.path() / "home").string();
-    env["LC_ALL"] = "C";
-  }
-  pmc_test::Result pmc(const std::vector<std::string>& args) {
-    return pmc_test::run(fs::path(PMC_BIN_DIR) / "pmc", args, env, tmp.path());
-  }
-};
+using Cli = pmc_test::PmcCommand;
 }  // namespace
 
 BOOST_FIXTURE_TEST_CASE(pmc_profile_draws_the_ipl_histogram, Cli) {
