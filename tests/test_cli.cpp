@@ -343,6 +343,7 @@ BOOST_FIXTURE_TEST_CASE(aliases_in_json, Cli) {
   j = parse_json(r);
   BOOST_REQUIRE(j.is_array() && !j.empty());
   for (const auto& e : j) {
+    if (e.value("pmu", "") == "hal") continue;  // below
     auto it = libpfm4.find(e.value("name", ""));
     const json expected = it == libpfm4.end() ? json::array() : json::array({it->second});
     BOOST_TEST((e.contains("aliases") && e["aliases"] == expected), e.dump());
@@ -417,6 +418,53 @@ BOOST_FIXTURE_TEST_CASE(filter_without_match, Cli) {
   r = pmc({"list", "--cpuid-dump", "intel-icelake", "--json", "topdown"});
   BOOST_TEST_REQUIRE(r.status == 0, r);
   BOOST_TEST(names_of(parse_json(r)) == (std::vector<std::string>{"TOPDOWN_SLOTS"}), r);
+}
+
+// The HAL events (docs/user-guide.md "HAL events": tsc and seven perf software events) follow the
+// backend's, in text and JSON, and are what `pmc list` shows when no backend matches.
+const std::vector<std::string> kHalEvents = {"tsc",          "task-clock",     "cpu-clock",    "context-switches",
+                                             "cpu-migrations", "page-faults", "minor-faults", "major-faults"};
+
+BOOST_FIXTURE_TEST_CASE(hal_events_follow_the_backends, Cli) {
+  Result r = pmc(args({{"list"}, kP3, {"--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  std::vector<std::string> hal;
+  for (const auto& e : j)
+    if (e.value("pmu", "") == "hal") hal.push_back(e["name"].get<std::string>());
+    else BOOST_TEST(e.value("pmu", "") == "p6", e.dump());
+  BOOST_TEST(hal == kHalEvents, r);
+  BOOST_TEST(j.back()["name"] == "major-faults");  // after the backend's
+  const json* cs = find_by(j, "name", "context-switches");
+  BOOST_REQUIRE(cs);
+  BOOST_TEST((*cs)["aliases"] == json::array({"cs"}));
+  BOOST_TEST(find_by(j, "name", "task-clock")->at("unit") == "ns");
+  BOOST_TEST(find_by(j, "name", "tsc")->at("unit") == "ticks");
+
+  r = pmc(args({{"list"}, kP3}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  const auto section = r.out.find("\n8 HAL events, counted by pmchal with any backend or none:\n");
+  BOOST_TEST((section != std::string::npos && section > r.out.find("INST_RETIRED")), r);
+  BOOST_TEST(contains(r.out, "[also cs]"), r);
+}
+
+BOOST_FIXTURE_TEST_CASE(without_a_backend_the_hal_events_are_listed, Cli) {
+  // No backend matches the AMD Zen dump: its PMU events cannot be listed, the HAL events can.
+  Result r = pmc({"list", "--cpuid-dump", "amd-zen", "--json"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(names_of(parse_json(r)) == kHalEvents, r);
+  BOOST_TEST(contains(r.err, "pmc: no PMU events: "), r);
+  BOOST_TEST(contains(r.err, "AuthenticAMD"), r);
+  BOOST_TEST(one_line(r.err), r);
+
+  r = pmc({"list", "--cpuid-dump", "amd-zen", "CLOCK", "faults"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "5 of 8 HAL events"), r);  // task-clock, cpu-clock, and the three faults
+  BOOST_TEST(contains(r.out, "\ncpu-clock "), r);
+  BOOST_TEST(!contains(r.out, "\ntsc "), r);
+
+  r = fails({"list", "--cpuid-dump", "amd-zen", "NO_SUCH_WORD"}, {});
+  BOOST_TEST(r.err == "pmc: no HAL event matches 'NO_SUCH_WORD' (and no backend matches this CPU)\n", r);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

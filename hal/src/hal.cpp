@@ -12,6 +12,14 @@
 
 namespace pmc {
 
+std::vector<HalEventDescription> hal_events() {
+  std::vector<HalEventDescription> out;
+  for (const auto& e : detail::hal_events())
+    out.push_back({e.name, e.alias ? e.alias : "", e.unit, e.description});
+  return out;
+}
+
+
 namespace detail {
 
 class HalImpl {

@@ -188,18 +188,36 @@ std::string quoted_words(const std::vector<std::string>& words) {
   return out;
 }
 
+bool matches_filter(const pmc::HalEventDescription& e, const std::vector<std::string>& words) {
+  return std::any_of(words.begin(), words.end(),
+                     [&](const std::string& w) { return icontains(e.name, w) || (!e.alias.empty() && icontains(e.alias, w)); });
+}
+
+// The backend's events for this CPU, then the HAL events (tsc, the OS software events), which
+// count with any backend or none: without a backend, only those, and a note on stderr.
 int cmd_list(const Options& o) {
   pmc::Hal hal = pmc::Hal::open(make_config(o));
-  const pmc::Backend& backend = hal.require_backend();
-  const auto& pmu = hal.pmu();
-  auto events = hal.events().for_cpu(pmu.cpu_tag);
+  const pmc::Backend* backend = hal.backend();
+  std::vector<const pmc::EventDef*> events;
+  if (backend) events = hal.events().for_cpu(hal.pmu().cpu_tag);
   const std::size_t all = events.size();
+  std::vector<pmc::HalEventDescription> builtin = pmc::hal_events();
+  const std::size_t all_builtin = builtin.size();
   if (!o.filters.empty()) {
     std::erase_if(events, [&](const pmc::EventDef* e) { return !matches_filter(*e, o.filters); });
-    if (events.empty())
-      throw pmc::Error(pmc::errc::not_found, fmt::format("no event of backend {} matches {}", backend.name(),
-                                                         quoted_words(o.filters)));
+    std::erase_if(builtin, [&](const pmc::HalEventDescription& e) { return !matches_filter(e, o.filters); });
+    if (events.empty() && builtin.empty())
+      throw pmc::Error(pmc::errc::not_found,
+                       backend ? fmt::format("no event of backend {} matches {}", backend->name(), quoted_words(o.filters))
+                               : fmt::format("no HAL event matches {} (and no backend matches this CPU)",
+                                             quoted_words(o.filters)));
   }
+  if (!backend)
+    fmt::print(stderr, "pmc: no PMU events: {}; a simulated PMU's events: --cpuid-dump (pentium-iii, core2, ...) or "
+                       "--backend\n",
+               hal.why());
+  static const pmc::PmuInfo kNoPmu;
+  const pmc::PmuInfo& pmu = backend ? hal.pmu() : kNoPmu;
   auto counters_of = [&](const pmc::EventDef& e) {
     std::vector<unsigned> c = e.counters;
     if (c.empty())
@@ -228,9 +246,30 @@ int cmd_list(const Options& o) {
                      {"modifiers", e->modifiers},
                      {"cpus", e->cpus},
                      {"aliases", e->aliases},
+                     {"pmu", pmu.name},
                      {"source", e->source.str()}});
     }
+    for (const auto& e : builtin)
+      out.push_back({{"name", e.name},
+                     {"pmu", "hal"},
+                     {"desc", e.description},
+                     {"unit", e.unit},
+                     {"aliases", e.alias.empty() ? json::array() : json::array({e.alias})}});
     std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  auto print_builtin = [&] {
+    if (o.filters.empty())
+      fmt::print("{} HAL events, counted by pmchal with any backend or none:\n\n", builtin.size());
+    else
+      fmt::print("{} of {} HAL events, counted by pmchal with any backend or none, match {}:\n\n", builtin.size(),
+                 all_builtin, quoted_words(o.filters));
+    for (const auto& e : builtin)
+      fmt::print("{:<32} {:<6} {}{}\n", e.name, e.unit, e.description,
+                 e.alias.empty() ? "" : fmt::format(" [also {}]", e.alias));
+  };
+  if (!backend) {
+    print_builtin();
     return 0;
   }
   const std::string cpu_tag = pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag);
@@ -259,6 +298,10 @@ int cmd_list(const Options& o) {
       fmt::print("    ({})\n", g.combinable ? "unit masks combine" : "choose one unit mask");
     }
     fmt::print("    from {}\n", e->source.str());
+  }
+  if (!builtin.empty()) {
+    fmt::print("\n");
+    print_builtin();
   }
   return 0;
 }
@@ -858,7 +901,8 @@ int main(int argc, char** argv) {
   };
   CLI::App* probe = app.add_subcommand("probe", "the CPU, the chosen backend and why");
   add_cpu(probe);
-  CLI::App* list = app.add_subcommand("list", "the events of the chosen backend (pmc list [WORD...])");
+  CLI::App* list = app.add_subcommand(
+      "list", "the events of the chosen backend and the HAL events (tsc, software events) (pmc list [WORD...])");
   add_cpu(list);
   list->add_option("WORD", o.filters,
                    "show only the events whose name or one of whose aliases contains WORD, ignoring case; "

@@ -57,6 +57,16 @@ struct TscFrequency {
 };
 PMC_API TscFrequency tsc_frequency();
 
+// The events pmchal counts itself, with any backend or none (docs/user-guide.md "HAL
+// events"): `tsc` and the OS software events.
+struct HalEventDescription {
+  std::string name;         // "context-switches"
+  std::string alias;        // perf's other spelling ("cs"), or ""
+  std::string unit;         // the Reading::unit of its counts: "ns", "ticks" or ""
+  std::string description;
+};
+PMC_API std::vector<HalEventDescription> hal_events();
+
 struct PluginStatus {
   std::filesystem::path file;
   std::string backend;   // name, when loaded
