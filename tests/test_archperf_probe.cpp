@@ -229,6 +229,9 @@ BOOST_AUTO_TEST_CASE(hybrid_parts) {
   std::get<2>(c.extra[2]).eax = 1;  // subleaf 1 not announced
   BOOST_TEST(archperf().pmu(c.info()).general_count() == 6u);
   std::get<2>(c.extra[2]).eax = 3;
+  std::get<2>(c.extra[0]).eax = 0;  // CPUID.(7,0):EAX = 0: sub-leaf (7,1) does not exist
+  BOOST_TEST(archperf().pmu(c.info()).general_count() == 6u);
+  std::get<2>(c.extra[0]).eax = 1;
   const pmc::PmuInfo ext = archperf().pmu(c.info());
   BOOST_TEST(ext.general_count() == 2u);
   BOOST_TEST(ext.counters.size() == 3u);  // general 0, 1 and fixed 0

@@ -366,6 +366,7 @@ struct Leaf23 {
   std::uint32_t gp = 0;          // CPUID.23H.1:EAX
   std::uint32_t fixed = 0;       // CPUID.23H.1:EBX
   std::uint32_t max_leaf = 0x23; // CPUID.0:EAX
+  std::uint32_t leaf7_top = 1;   // CPUID.(7,0):EAX: the highest sub-leaf of leaf 7
   bool announced = true;         // CPUID.(7,1):EAX[8]
   std::uint32_t subleaves = 0x3; // CPUID.23H.0:EAX: sub-leaves 0 and 1
   bool has_subleaf1 = true;      // the CpuInfo holds CPUID.23H.1
@@ -375,6 +376,7 @@ pmc::CpuInfo hybrid(const Geo& g, const Leaf23& l) {
   pmc::CpuInfo cpu = intel(g);
   cpu.max_leaf = l.max_leaf;
   cpu.hybrid = true;
+  cpu.raw.set(7, 0, pmc::CpuidRegs{l.leaf7_top, 0, 0, 1U << 15});  // EDX[15]: hybrid
   cpu.raw.set(7, 1, pmc::CpuidRegs{l.announced ? (1U << 8) : 0U, 0, 0, 0});
   cpu.raw.set(0x23, 0, pmc::CpuidRegs{l.subleaves, 0, 0, 0});
   if (l.has_subleaf1) cpu.raw.set(0x23, 1, pmc::CpuidRegs{l.gp, l.fixed, 0, 0});
@@ -488,13 +490,15 @@ BOOST_AUTO_TEST_CASE(cpuid_23h_counts_only_when_announced) {
     const char* what;
     Leaf23 leaf;
   };
-  Leaf23 low_max = l, not_announced = l, no_subleaf_bit = l, no_subleaf = l;
+  Leaf23 low_max = l, not_announced = l, no_subleaf_bit = l, no_subleaf = l, no_leaf71 = l;
   low_max.max_leaf = 0x22;      // leaf 23H beyond CPUID.0:EAX (the table still holds it)
+  no_leaf71.leaf7_top = 0;      // sub-leaf (7,1) beyond CPUID.(7,0):EAX (the table still holds it)
   not_announced.announced = false;
   no_subleaf_bit.subleaves = 0x1;  // 23H.0:EAX[1] = 0
   no_subleaf.has_subleaf1 = false;
   for (const Case& c : {Case{"CPUID.0:EAX = 22H", low_max},
                         Case{"CPUID.(7,1):EAX[8] = 0", not_announced},
+                        Case{"CPUID.(7,0):EAX = 0", no_leaf71},
                         Case{"CPUID.23H.0:EAX[1] = 0", no_subleaf_bit},
                         Case{"no sub-leaf 1 in the CpuInfo", no_subleaf}}) {
     auto d = hybrid_device({}, c.leaf);

@@ -210,7 +210,9 @@ Geometry geometry(const CpuInfo& cpu) {
   // Hybrid parts: this core type's own counters, where CPUID 23H gives them.
   // CPUID.(7,1):EAX[8] = leaf 23H exists; 23H.0:EAX bit i = subleaf i exists (Linux
   // ARCH_PERFMON_NUM_COUNTER_LEAF, fixed in 2025 to bit 1).
-  const CpuidRegs l71 = cpu.max_leaf >= 7 ? cpu.raw.get(7, 1).value_or(CpuidRegs{}) : CpuidRegs{};
+  // Sub-leaf (7,1) exists only when CPUID.(7,0):EAX (leaf 7's highest sub-leaf) is >= 1.
+  const bool has_71 = cpu.max_leaf >= 7 && cpu.raw.get(7, 0).value_or(CpuidRegs{}).eax >= 1;
+  const CpuidRegs l71 = has_71 ? cpu.raw.get(7, 1).value_or(CpuidRegs{}) : CpuidRegs{};
   const CpuidRegs l23 = cpu.max_leaf >= 0x23 ? cpu.raw.get(0x23, 0).value_or(CpuidRegs{}) : CpuidRegs{};
   const CpuidRegs l23s1 = cpu.max_leaf >= 0x23 ? cpu.raw.get(0x23, 1).value_or(CpuidRegs{}) : CpuidRegs{};
   const bool ext = bit(l71.eax, 8) && bit(l23.eax, 1) && cpu.raw.get(0x23, 1).has_value();

@@ -128,11 +128,14 @@ std::string list_bits(std::uint32_t mask) {
 
 // [U] CPUID.23H sub-leaf 1 (this core type's counter bitmaps), when the CPU announces it. The
 // fact sheet says nothing about leaf 23H; the gate is the archperf backend's reading (see
-// archperf_model.hpp): CPUID.0:EAX >= 23H, CPUID.(7,1):EAX[8] = 1 (leaf 23H exists) and
+// archperf_model.hpp): CPUID.0:EAX >= 23H, CPUID.(7,1):EAX[8] = 1 (leaf 23H exists; sub-leaf
+// (7,1) itself exists only when CPUID.(7,0):EAX, the highest sub-leaf of leaf 7, is >= 1) and
 // CPUID.23H.0:EAX[1] = 1 (sub-leaf 1 exists). nullopt: leaf 0AH alone gives the geometry.
 std::optional<CpuidRegs> counter_bitmaps(const CpuInfo& cpu) {
   constexpr std::uint32_t kLeaf = 0x23;
   if (cpu.max_leaf < kLeaf) return std::nullopt;
+  const auto l70 = cpu.raw.get(7, 0);
+  if (!l70 || l70->eax < 1) return std::nullopt;
   const auto l71 = cpu.raw.get(7, 1);
   if (!l71 || ((l71->eax >> 8) & 1U) == 0) return std::nullopt;
   const auto l23 = cpu.raw.get(kLeaf, 0);
