@@ -66,6 +66,23 @@ errc error_of(F&& f, std::string* message = nullptr) {
   return errc::ok;
 }
 
+// An alpha21064_sim session that counts `events` and profiles as `request` says, after one run
+// of the workload (TOML text, or a file).
+pmc::Session profiled(std::initializer_list<const char*> events, const pmc::ProfileRequest& request,
+                      const pmc::sim::Workload& workload) {
+  pmc::Session s = open("alpha21064_sim").session();  // the session keeps what it needs of the Hal
+  for (const char* e : events) s.add(e);
+  s.profile(request);
+  s.start();
+  run(s, workload);
+  s.stop();
+  return s;
+}
+pmc::Session profiled(std::initializer_list<const char*> events, const pmc::ProfileRequest& request,
+                      const std::string& toml) {
+  return profiled(events, request, pmc::sim::parse_workload(toml, "inline.toml"));
+}
+
 pmc::ProfileRequest levels_only() {
   pmc::ProfileRequest r;
   r.levels = true;
@@ -101,13 +118,8 @@ BOOST_AUTO_TEST_CASE(ipl_histogram_of_the_bundled_workload) {
   // examples/workloads/alpha-ipl.toml: PF_CYCLES every 4096 cycles gives 10 user ticks, 2 at
   // IPL 0, 1 at IPL 3, 1 at IPL 5, none at IPL 7 (one pending and delivered to the idle thread,
   // one lost) and 5 + 1 idle ticks.
-  pmc::Hal hal = open("alpha21064_sim");
-  pmc::Session s = hal.session();
-  s.add("PF_CYCLES:period=4096");
-  s.profile(levels_only());
-  s.start();
-  run(s, pmc::sim::load_workload(kWorkloads / "alpha-ipl.toml"));
-  s.stop();
+  pmc::Session s = profiled({"PF_CYCLES:period=4096"}, levels_only(),
+                            pmc::sim::load_workload(kWorkloads / "alpha-ipl.toml"));
   const auto hist = s.level_histograms();
   BOOST_TEST_REQUIRE(hist.size() == 1u);
   BOOST_TEST(samples_of(hist[0]) == (std::vector<u64>{2, 0, 0, 1, 0, 1, 0, 6, 10}), boost::test_tools::per_element());
@@ -125,14 +137,8 @@ BOOST_AUTO_TEST_CASE(ipl_histogram_of_the_bundled_workload) {
 BOOST_AUTO_TEST_CASE(both_counters_interrupts_are_sampled) {
   // 10,000 user cycles with a D-cache miss each: counter 0 (PF_CYCLES / 4096) interrupts 2
   // times, counter 1 (PF_DCACHE / 256) 39 times; all 41 land in the user slot.
-  pmc::Hal hal = open("alpha21064_sim");
-  pmc::Session s = hal.session();
-  s.add("PF_CYCLES:period=4096");
-  s.add("PF_DCACHE:period=256");
-  s.profile(levels_only());
-  s.start();
-  run(s, "[[segment]]\ncycles = 10000\nsignals = { l1d-misses = 1 }\n");
-  s.stop();
+  pmc::Session s = profiled({"PF_CYCLES:period=4096", "PF_DCACHE:period=256"}, levels_only(),
+                            "[[segment]]\ncycles = 10000\nsignals = { l1d-misses = 1 }\n");
   const auto hist = s.level_histograms().at(0);
   BOOST_TEST(hist.bins.at(8).samples == 41u);
   BOOST_TEST(hist.total() == 41u);
@@ -143,14 +149,9 @@ BOOST_AUTO_TEST_CASE(an_unused_counter_is_disabled_and_not_sampled) {
   // (MUX0 0 = ISSUES, +1 per dual-issue cycle; PC0 = 0: every 65,536) and interrupts, but the
   // handler dismisses those interrupts (pfm(7) NOTES): 65,536 dual-issue cycles give 1
   // counter-0 interrupt, not sampled; 512 misses give 2 counter-1 interrupts, sampled.
-  pmc::Hal hal = open("alpha21064_sim");
-  pmc::Session s = hal.session();
-  s.add("PF_DCACHE:period=256");
-  s.profile(levels_only());
-  s.start();
-  run(s, "[[segment]]\ncycles = 65536\nsignals = { issues = 2, l1d-misses = 0 }\n"
-         "[[segment]]\ncycles = 512\nsignals = { l1d-misses = 1 }\n");
-  s.stop();
+  pmc::Session s = profiled({"PF_DCACHE:period=256"}, levels_only(),
+                            "[[segment]]\ncycles = 65536\nsignals = { issues = 2, l1d-misses = 0 }\n"
+                            "[[segment]]\ncycles = 512\nsignals = { l1d-misses = 1 }\n");
   BOOST_TEST(s.device()->interrupts() == 1u + 2u);  // delivered: 1 dismissed + 2 of counter 1
   BOOST_TEST(s.level_histograms().at(0).total() == 2u);
 }
@@ -162,13 +163,8 @@ BOOST_AUTO_TEST_CASE(pc_profile_of_the_bundled_workload) {
   // examples/workloads/alpha-profile.toml, user range [0x120000000, 0x120001000): one sample
   // in each of buckets 3, 7, ..., 255 from the whole program, 4 more in each of buckets 64-67
   // from the hot loop; the shared library and the kernel code are outside: 80 samples.
-  pmc::Hal hal = open("alpha21064_sim");
-  pmc::Session s = hal.session();
-  s.add("PF_CYCLES:period=4096");
-  s.profile(pc_only(pmc::AddressSpace::user, 0x120000000, 0x120001000));
-  s.start();
-  run(s, pmc::sim::load_workload(kWorkloads / "alpha-profile.toml"));
-  s.stop();
+  pmc::Session s = profiled({"PF_CYCLES:period=4096"}, pc_only(pmc::AddressSpace::user, 0x120000000, 0x120001000),
+                            pmc::sim::load_workload(kWorkloads / "alpha-profile.toml"));
   BOOST_TEST(s.level_histograms().empty());  // not asked for
   const auto profiles = s.pc_profiles();
   BOOST_TEST_REQUIRE(profiles.size() == 1u);
@@ -203,15 +199,9 @@ BOOST_AUTO_TEST_CASE(kernel_profile_samples_kernel_code_only) {
   // PF_CYCLES every 4096: the user segment's 4 interrupts are not sampled by a kernel profile;
   // the kernel segment's 2 fall in cycles 4095 and 8191, at offsets 4095 and 8191 of its 8 KiB:
   // buckets 255 and 511.
-  pmc::Hal hal = open("alpha21064_sim");
-  pmc::Session s = hal.session();
-  s.add("PF_CYCLES:period=4096");
   pmc::ProfileRequest both = pc_only(pmc::AddressSpace::kernel, 0x200000, 0x202000);
   both.levels = true;
-  s.profile(both);
-  s.start();
-  run(s, kUserThenKernel);
-  s.stop();
+  pmc::Session s = profiled({"PF_CYCLES:period=4096"}, both, kUserThenKernel);
   const pmc::PcProfile p = s.pc_profiles().at(0);
   BOOST_TEST((p.range.space == pmc::AddressSpace::kernel));
   BOOST_TEST(p.samples.size() == 512u);
@@ -225,13 +215,8 @@ BOOST_AUTO_TEST_CASE(kernel_profile_samples_kernel_code_only) {
 
 BOOST_AUTO_TEST_CASE(last_bucket_is_cut_at_the_range_end) {
   // A range of 20 bytes: buckets [0x1000, 0x1010) and [0x1010, 0x1014).
-  pmc::Hal hal = open("alpha21064_sim");
-  pmc::Session s = hal.session();
-  s.add("PF_CYCLES:period=4096");
-  s.profile(pc_only(pmc::AddressSpace::user, 0x1000, 0x1014));
-  s.start();
-  run(s, "[[segment]]\ncycles = 8192\npc = [0x1000, 0x1014]\n");
-  s.stop();
+  pmc::Session s = profiled({"PF_CYCLES:period=4096"}, pc_only(pmc::AddressSpace::user, 0x1000, 0x1014),
+                            "[[segment]]\ncycles = 8192\npc = [0x1000, 0x1014]\n");
   const pmc::PcProfile p = s.pc_profiles().at(0);
   BOOST_TEST(p.samples.size() == 2u);
   BOOST_TEST(p.bucket(1).start == 0x1010u);
