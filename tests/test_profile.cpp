@@ -440,6 +440,17 @@ BOOST_FIXTURE_TEST_CASE(pmc_profile_lists_the_hottest_buckets, Cli) {
   BOOST_TEST(j.at("pc_profile").at("hottest").at(1).at("start") == "0xFFFFFC0000311FF0");
 }
 
+BOOST_FIXTURE_TEST_CASE(pmc_probe_says_whether_the_backend_profiles, Cli) {
+  auto r = pmc({"probe", "--backend", "alpha21064_sim"});
+  BOOST_TEST(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "\nProfiling:  yes"), r);
+  r = pmc({"probe", "--cpuid-dump", "pentium-iii", "--json"});
+  BOOST_TEST(r.status == 0, r);
+  BOOST_TEST(nlohmann::json::parse(r.out).at("pmu").at("profiling") == false);
+  r = pmc({"probe", "--cpuid-dump", "pentium-iii"});
+  BOOST_TEST(contains(r.out, "\nProfiling:  no: its driver does not sample"), r);
+}
+
 BOOST_FIXTURE_TEST_CASE(pmc_profile_refusals, Cli) {
   auto r = pmc({"profile", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo"});
   BOOST_TEST(r.status == 1, r);

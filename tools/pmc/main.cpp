@@ -125,7 +125,10 @@ int cmd_probe(const Options& o) {
              {"reason", hal.why()},
              {"access", backend ? json(hal.access()) : json(nullptr)},
              {"access_reason", hal.access_reason()},
-             {"pmu", backend ? json{{"description", hal.pmu().description}, {"counters", counters}} : json(nullptr)},
+             {"pmu", backend ? json{{"description", hal.pmu().description},
+                                    {"counters", counters},
+                                    {"profiling", dynamic_cast<const pmc::ProfilingDriver*>(backend) != nullptr}}
+                             : json(nullptr)},
              {"candidates", candidates},
              {"plugins", plugins},
              {"config", config_json(hal.config())}};
@@ -143,6 +146,9 @@ int cmd_probe(const Options& o) {
     for (const auto& c : pmu.counters)
       counters += fmt::format("{}{} {} ({} bits)", counters.empty() ? "" : ", ", kind_name(c.kind), c.index, c.width);
     fmt::print("Counters:   {}\n", counters);
+    fmt::print("Profiling:  {}\n", dynamic_cast<const pmc::ProfilingDriver*>(backend)
+                                      ? "yes: samples execution levels and PCs at counter interrupts (pmc profile)"
+                                      : "no: its driver does not sample at counter interrupts");
   }
   fmt::print("Access:     {}\n", backend ? hal.access() : std::string("none"));
   fmt::print("            {}\n", hal.access_reason());
