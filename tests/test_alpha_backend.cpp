@@ -418,6 +418,7 @@ BOOST_FIXTURE_TEST_CASE(pmc_encode_with_the_backend_named, Cli) {
   BOOST_TEST(r.status == 1, r);
   auto j = nlohmann::json::parse(r.out);
   BOOST_TEST(j.at(0).at("config") == "0x600000001");
+  BOOST_TEST(j.at(0).at("granularity") == 256);  // counts in steps of the interrupt interval
   BOOST_TEST(contains(j.at(1).at("error").get<std::string>(), "allowed: 4096, 256"), r);
 }
 

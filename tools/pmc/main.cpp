@@ -325,7 +325,8 @@ int cmd_encode(const Options& o) {
                        {"canonical", e.canonical},
                        {"config", hex(e.config)},
                        {"counters", e.counters},
-                       {"fixed", e.fixed ? json(*e.fixed) : json(nullptr)}});
+                       {"fixed", e.fixed ? json(*e.fixed) : json(nullptr)},
+                       {"granularity", e.granularity}});
       } else {
         std::string counters;
         for (unsigned c : e.counters) counters += (counters.empty() ? "" : ",") + std::to_string(c);
