@@ -469,6 +469,14 @@ BOOST_FIXTURE_TEST_CASE(pmc_profile_refusals, Cli) {
   BOOST_TEST(r.status == 1, r);
   BOOST_TEST(contains(r.err, "16777216 bytes"), r);
 
+  r = pmc({"profile", "--backend", "alpha21064_sim", "--workload", "alpha-profile", "--top", "0"});
+  BOOST_TEST(r.status == 2, r);
+  BOOST_TEST(contains(r.err, "--top: Value 0 not in range 1 to 1000000"), r);
+
+  r = pmc({"profile", "--backend", "alpha21064_sim", "--workload", "alpha-ipl", "-e", "tsc"});
+  BOOST_TEST(r.status == 1, r);
+  BOOST_TEST(contains(r.err, "counts no PMU event"), r);
+
   r = pmc({"profile", "--backend", "alpha21064_sim"});
   BOOST_TEST(r.status == 2, r);
   BOOST_TEST(contains(r.err, "--workload is required"), r);

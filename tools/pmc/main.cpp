@@ -952,7 +952,8 @@ int main(int argc, char** argv) {
           },
           "START:END"));
   profile->add_flag("--kernel", o.kernel, "profile kernel-mode PCs instead of user-mode ones");
-  profile->add_option("--top", o.top, "how many of the hottest PC buckets to list (default 10)")->check(CLI::PositiveNumber);
+  profile->add_option("--top", o.top, "how many of the hottest PC buckets to list (default 10)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
 
   // CLI11 reports a misspelt subcommand as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {
