@@ -342,7 +342,10 @@ std::uint64_t Alpha21064Device::wrperfmon(std::uint64_t function, std::uint64_t 
 
 bool Alpha21064Device::apply_iccsr(std::uint64_t value) {
   if (!refusal(value).empty()) return false;
-  const std::uint64_t next = value & kIccsrFields;  // the ignore fields are ignored (sheet 5.4)
+  // The ignore fields are ignored (sheet 5.4: "ignored ... do not fault"). pfm(7) tells
+  // programs "Do not set these fields. Must be zero."; the model follows the sheet, which
+  // describes what the chip does with them, and the C shim's header repeats pfm(7)'s advice.
+  const std::uint64_t next = value & kIccsrFields;
   for (unsigned i = 0; i < 2; ++i) {
     const std::uint64_t select = i == 0 ? (kMux0Mask | kPc0) : (kMux1Mask | kPc1);
     if ((next & select) != (iccsr_ & select)) acc_[i] = 0;  // [U2]

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -178,7 +179,17 @@ int pfm_open(const char* path, int flags) {
   }));
 }
 
-int pfm_ioctl(int fd, unsigned long request, void* arg) {
+int pfm_ioctl(int fd, unsigned long request, ...) {
+  request &= 0xFFFFFFFFUL;  // the kernel's unsigned int cmd: a sign-extended int request still matches
+  // OSF/1 _IO requests (IOC_VOID, 0x20000000) take no argument; _IOR / _IOW ones (IOC_OUT
+  // 0x40000000, IOC_IN 0x80000000) take a pointer. Read the variadic argument only then.
+  void* arg = nullptr;
+  if ((request & 0xC0000000UL) != 0) {
+    va_list ap;
+    va_start(ap, request);
+    arg = va_arg(ap, void*);
+    va_end(ap);
+  }
   return static_cast<int>(guarded([&](State& s) { return ioctl_locked(s, fd, request, arg); }));
 }
 

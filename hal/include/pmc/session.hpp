@@ -27,8 +27,10 @@ struct Reading {
   int cpu = -1;                    // Scope::each_cpu(): the CPU this reading is for; -1 otherwise
 };
 
-// Whose activity a session counts: the pfm(7) open modes ONE / EACH / ALL and perf_event_open's
-// pid and cpu arguments. Which access method can do what is in docs/user-guide.md.
+// Whose activity a session counts: the ideas of the pfm(7) open modes ONE / EACH / ALL and of
+// perf_event_open's pid and cpu arguments. Which access method can do what is in
+// docs/user-guide.md: access "sim" counts this thread only (one simulated CPU); the emulated
+// Alpha's pfm(7) open modes over several CPUs are the C shim's (<pmc/pfm.h>).
 struct PMC_API Scope {
   enum class Kind {
     thread,    // the thread that starts the session (default)

@@ -10,7 +10,7 @@
  *   mux.iccsr_mux0 = PF_CYCLES;  mux.iccsr_pc0 = PF_C0_INT_EVERY_4096;
  *   mux.iccsr_mux1 = PF_DCACHE;  mux.iccsr_pc1 = PF_C1_INT_EVERY_256;
  *   pfm_ioctl(fd, PCNTSETMUX, &mux);
- *   pfm_ioctl(fd, PCNTRENABLE, 0);
+ *   pfm_ioctl(fd, PCNTRENABLE);
  *   pfm_sim_run("alpha-counters.toml");          // the activity being measured
  *   struct pfcntrs cntrs[1], *p = cntrs;
  *   pfm_ioctl(fd, PCNTGETCNT, &p);               // interrupt counts, not events
@@ -62,6 +62,9 @@ extern "C" {
 /* ioctl requests: OSF/1 _IO/_IOR/_IOW('P', n, type), the values SPIN used (sheet 4b). */
 #define PCNTRDISABLE 0x20005000UL  /* _IO('P',0) */
 #define PCNTRENABLE 0x20005001UL   /* _IO('P',1) */
+/* [U] pfm(7)'s text calls these two PCNTDISABLE and PCNTENABLE; both spellings work. */
+#define PCNTDISABLE PCNTRDISABLE
+#define PCNTENABLE PCNTRENABLE
 #define PCNTSETMUX 0x80085002UL    /* _IOW('P',2,struct iccsr): arg is a struct iccsr * */
 #define PCNTLOGALL 0x20005003UL    /* _IO('P',3) */
 #define PCNTLOGSELECT 0x20005004UL /* _IO('P',4) */
@@ -147,7 +150,12 @@ struct addr_range {
 
 /* ---- the system calls -------------------------------------------------------------------- */
 PFM_API int pfm_open(const char* path, int flags);
-PFM_API int pfm_ioctl(int fd, unsigned long request, void* arg);
+/* ioctl(2)'s shape: the third argument only for the requests that take one (the pointer the
+ * comment at each request names; pass NULL, not a plain 0, for a null pointer), none for
+ * PCNTRENABLE, PCNTRDISABLE, PCNTLOGALL, PCNTLOGSELECT and PCNTCLEARCNT (pfm(7): "no arguments";
+ * a third one is accepted and ignored). The request is read as 32 bits, as the kernel's
+ * `unsigned int cmd`: a request kept in an int and sign-extended still works. */
+PFM_API int pfm_ioctl(int fd, unsigned long request, ...);
 /* The PC profile: up to nbytes of PCNTGETRSIZE's bytes, one unsigned int (32-bit) sample count
  * per 16 bytes of text from the range's start (each CPU's in turn when opened EACH), from the
  * first bucket on every call [U]. Returns the bytes copied; 0 when profiling is off. */
