@@ -8,6 +8,9 @@
 #include <pmc/sim/device.hpp>
 #include <pmc/sim/workload.hpp>
 
+#include "../sim/src/p6_model.hpp"  // P6Device: the Pentium M firmware setting (IA32_MISC_ENABLE)
+
+#include <algorithm>
 #include <string>
 
 namespace {
@@ -15,6 +18,13 @@ namespace {
 pmc::Hal pentium_iii() {
   pmc::Config cfg;
   cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-iii.txt";
+  return pmc::Hal::open(cfg);
+}
+
+// data/cpuid/pentium-m.txt: a Pentium M 745 (Dothan, family 6 model 13), the p6 backend's "pm".
+pmc::Hal pentium_m() {
+  pmc::Config cfg;
+  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-m.txt";
   return pmc::Hal::open(cfg);
 }
 
@@ -184,4 +194,63 @@ BOOST_AUTO_TEST_CASE(perf_spellings_of_generic_events_count_the_same_event) {
   s.stop();
   BOOST_TEST(value(s, 0) == 1000u);
   BOOST_TEST(value(s, 1) == 1000u);
+}
+
+// Pentium M: the driver reads IA32_MISC_ENABLE (0x1A0) before it programs the counters, and
+// counts when bit 7 "performance monitoring available" is set (reference/p6.md section 1).
+BOOST_AUTO_TEST_CASE(pentium_m_counts_when_firmware_reports_perfmon_available) {
+  auto hal = pentium_m();
+  BOOST_REQUIRE(hal.backend());
+  BOOST_TEST(hal.pmu().cpu_tag == "pm");
+  for (const auto& c : hal.candidates())
+    if (c.backend == "p6")
+      BOOST_TEST(c.match.reason.find("IA32_MISC_ENABLE (0x1A0) bit 7") != std::string::npos, c.match.reason);
+  // 0x1A0 is a register the driver may touch on the Pentium M (the msr access allowlist).
+  const auto& regs = hal.pmu().registers;
+  BOOST_TEST((std::find(regs.begin(), regs.end(), 0x1A0u) != regs.end()));
+  auto s = hal.session();
+  s.add("instructions");
+  s.add("cycles");
+  s.start();
+  BOOST_TEST((s.device()->read(0x1A0) & 0x80) != 0u);
+  // 400 cycles x 3 instructions = 1200 instructions; 400 cycles.
+  run(s, "[[segment]]\ncycles = 400\nsignals = { instructions = 3 }\n");
+  s.stop();
+  BOOST_TEST(value(s, 0) == 1200u);
+  BOOST_TEST(value(s, 1) == 400u);
+}
+
+BOOST_AUTO_TEST_CASE(pentium_m_with_perfmon_disabled_by_firmware_is_refused) {
+  auto hal = pentium_m();
+  auto s = hal.session();
+  s.add("INST_RETIRED");
+  auto* chip = dynamic_cast<pmc::sim::P6Device*>(s.device());
+  BOOST_REQUIRE(chip);
+  chip->set_firmware_perfmon_available(false);  // a BIOS that cleared IA32_MISC_ENABLE[7]
+  try {
+    s.start();
+    BOOST_ERROR("a session started on a Pentium M whose firmware disabled performance monitoring");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::not_supported));
+    BOOST_TEST(std::string(e.what()) ==
+               "IA32_MISC_ENABLE (0x1A0) bit 7 is 0: performance monitoring is unavailable on this Pentium M "
+               "(disabled by firmware)");
+  }
+  BOOST_TEST(!s.running());
+  // Refused before anything was written: the event selects are still at their reset value.
+  BOOST_TEST(s.device()->read(0x186) == 0u);
+  BOOST_TEST(s.device()->read(0x187) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(other_p6_cpus_do_not_touch_misc_enable) {
+  // A Pentium III has no IA32_MISC_ENABLE (the model #GPs on it): the driver must not read it,
+  // and it is not among the registers the driver may touch.
+  auto hal = pentium_iii();
+  const auto& regs = hal.pmu().registers;
+  BOOST_TEST((std::find(regs.begin(), regs.end(), 0x1A0u) == regs.end()));
+  auto s = hal.session();
+  s.add("instructions");
+  BOOST_CHECK_NO_THROW(s.start());
+  BOOST_CHECK_THROW((void)s.device()->read(0x1A0), pmc::Error);
+  s.stop();
 }

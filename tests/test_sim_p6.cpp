@@ -10,6 +10,8 @@
 #include <pmc/sim/device.hpp>
 #include <pmc/sim/workload.hpp>
 
+#include "../sim/src/p6_model.hpp"  // P6Device: the Pentium M firmware setting (IA32_MISC_ENABLE)
+
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -53,6 +55,22 @@ pmc::CpuInfo pentium_pro() {
 }
 
 std::unique_ptr<Device> p6() { return pmc::sim::make_device("p6", pentium_pro()); }
+
+// Family 6 models 9 (Banias) and 13 (Dothan) are the Pentium M [1]; 8 is a Pentium III
+// (Coppermine).
+pmc::CpuInfo p6_model(unsigned model, unsigned stepping) {
+  pmc::CpuInfo cpu = pentium_pro();
+  cpu.model = model;
+  cpu.stepping = stepping;
+  cpu.signature = 0x600 | (model << 4) | stepping;
+  return cpu;
+}
+pmc::CpuInfo pentium_m() { return p6_model(13, 8); }
+pmc::CpuInfo pentium_iii() { return p6_model(8, 3); }
+
+// IA32_MISC_ENABLE and its bit 7 "performance monitoring available" [1].
+constexpr std::uint32_t MiscEnable = 0x1A0;
+constexpr u64 PerfmonAvailable = 1ULL << 7;
 
 Segment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
             Mode mode = Mode::user, bool halted = false) {
@@ -510,6 +528,88 @@ BOOST_AUTO_TEST_CASE(unknown_event_codes_count_nothing_and_known_ones_their_sign
   d->run(s);
   BOOST_TEST(d->read(PerfCtr0) == 30u);
   BOOST_TEST(d->read(PerfCtr1) == 40u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Pentium M's IA32_MISC_ENABLE (MSR 0x1A0) [1]: "bit 7 'perfmon available' (read-only) must be 1".
+// The value of the other bits and what a write does are the model's [U] policies
+// (sim/src/p6_model.cpp, at the constructor): they read 0, and a write changes nothing.
+BOOST_AUTO_TEST_SUITE(pentium_m_misc_enable)
+
+BOOST_AUTO_TEST_CASE(pentium_m_reads_bit7_set) {
+  for (unsigned model : {9u, 13u}) {
+    BOOST_TEST_CONTEXT("model " << model) {
+      auto d = pmc::sim::make_device("p6", p6_model(model, 5));
+      // Bit 7 set, every other bit 0 [U]: 1 << 7 = 0x80.
+      BOOST_TEST(d->read(MiscEnable) == 0x80u);
+      BOOST_TEST((d->read(MiscEnable) & PerfmonAvailable) != 0u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bit7_is_read_only_and_writes_change_nothing) {
+  auto d = pmc::sim::make_device("p6", pentium_m());
+  d->write(MiscEnable, 0);  // tries to clear bit 7: it stays set [1]
+  BOOST_TEST(d->read(MiscEnable) == 0x80u);
+  d->write(MiscEnable, ~u64{0});  // the other bits are not writable [U]
+  BOOST_TEST(d->read(MiscEnable) == 0x80u);
+  d->write(MiscEnable, d->read(MiscEnable) | 0x1);  // a driver's read-modify-write of bit 0
+  BOOST_TEST(d->read(MiscEnable) == 0x80u);
+  // Nothing else moved, and the PMU counts as on every P6: 10 cycles x 2 instructions = 20.
+  BOOST_TEST(d->read(PerfEvtSel0) == 0u);
+  d->write(PerfEvtSel0, EN | USR | INST_RETIRED);
+  d->run(seg(10, {{"instructions", 2}}));
+  BOOST_TEST(d->read(PerfCtr0) == 20u);
+}
+
+BOOST_AUTO_TEST_CASE(other_p6_cpus_fault_naming_the_msr_and_the_cpu) {
+  // The Pentium III (model 8) and the Pentium Pro (model 1) have no IA32_MISC_ENABLE in the P6
+  // PMU model: a #GP on read and write, as for any unknown MSR, naming the MSR and the CPU.
+  for (const pmc::CpuInfo& cpu : {pentium_iii(), pentium_pro()}) {
+    const std::string who = "family 6 model " + std::to_string(cpu.model);
+    BOOST_TEST_CONTEXT(who) {
+      auto d = pmc::sim::make_device("p6", cpu);
+      BOOST_TEST(throws([&] { (void)d->read(MiscEnable); }, errc::register_fault,
+                        {"#GP", "rdmsr", "0x1a0", "IA32_MISC_ENABLE", who, "only the Pentium M"}));
+      BOOST_TEST(throws([&] { d->write(MiscEnable, PerfmonAvailable); }, errc::register_fault,
+                        {"#GP", "wrmsr", "0x1a0", "IA32_MISC_ENABLE", who}));
+    }
+  }
+}
+
+// A BIOS that reports performance monitoring unavailable: bit 7 reads 0, software cannot set it,
+// and (the model's [U] reading of "unavailable") no counter counts, while the PMU registers
+// still read back what was written.
+BOOST_AUTO_TEST_CASE(firmware_can_clear_bit7_and_then_nothing_counts) {
+  pmc::sim::P6Device d(pentium_m(), /*perfmon_available=*/false);
+  BOOST_TEST(d.pentium_m());
+  BOOST_TEST(d.read(MiscEnable) == 0u);
+  d.write(MiscEnable, PerfmonAvailable);  // read-only: still 0
+  BOOST_TEST(d.read(MiscEnable) == 0u);
+  d.write(PerfEvtSel0, EN | USR | INST_RETIRED);
+  d.write(PerfEvtSel1, USR | CPU_CLK_UNHALTED);
+  BOOST_TEST(d.read(PerfEvtSel0) == (EN | USR | INST_RETIRED));
+  d.run(seg(100, {{"instructions", 2}}));
+  BOOST_TEST(d.read(PerfCtr0) == 0u);
+  BOOST_TEST(d.read(PerfCtr1) == 0u);
+  // The setter models the same firmware choice on a device built elsewhere (a session's):
+  // available again, the same 100 cycles give 200 instructions and 100 cycles.
+  d.set_firmware_perfmon_available(true);
+  BOOST_TEST(d.read(MiscEnable) == 0x80u);
+  d.run(seg(100, {{"instructions", 2}}));
+  BOOST_TEST(d.read(PerfCtr0) == 200u);
+  BOOST_TEST(d.read(PerfCtr1) == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(only_a_pentium_m_has_the_firmware_setting) {
+  BOOST_TEST(throws([] { pmc::sim::P6Device d(pentium_iii(), false); }, errc::invalid_argument,
+                    {"family 6 model 8", "not a Pentium M", "0x1A0"}));
+  pmc::sim::P6Device d(pentium_iii());
+  BOOST_TEST(!d.pentium_m());
+  BOOST_TEST(throws([&] { d.set_firmware_perfmon_available(false); }, errc::invalid_argument,
+                    {"not a Pentium M"}));
+  d.set_firmware_perfmon_available(true);  // what it has anyway: accepted
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,10 @@
 //    or from 2^40 - 2^31 up can be preset.
 //  - No overflow status register: an overflow is only visible as an interrupt (INT, bit 20).
 //  - PPro erratum 26: RDPMC is unreliable before stepping 9 of the Pentium Pro (model 1).
+//  - Pentium M only: IA32_MISC_ENABLE (MSR 0x1A0) bit 7 "performance monitoring available" is
+//    read-only and must be 1 (sheet section 1; perfctr intel_p6_init refuses the CPU otherwise).
+//    program() reads it before it writes anything and refuses a Pentium M whose firmware
+//    cleared it; 0x1A0 is among the registers the driver may touch on "pm" only.
 //  - Counter constraints (FLOPS, FP_COMP_OPS_EXE, CYCLES_DIV_BUSY on counter 0; FP_ASSIST, MUL,
 //    DIV on counter 1) are data in events.toml; the scheduler is generic.
 #include <pmc/backend.hpp>
@@ -29,6 +33,8 @@ constexpr std::uint32_t kPerfCtr1 = 0x0C2;
 constexpr std::uint32_t kPerfEvtSel0 = 0x186;
 constexpr std::uint32_t kPerfEvtSel1 = 0x187;
 constexpr std::uint64_t kEnable = 1ull << 22;
+constexpr std::uint32_t kMiscEnable = 0x1A0;                // IA32_MISC_ENABLE, Pentium M
+constexpr std::uint64_t kPerfmonAvailable = 1ull << 7;      // its bit 7, read-only
 constexpr unsigned kWidth = 40;
 
 struct Model {
@@ -84,7 +90,8 @@ class P6Backend final : public Backend {
         m.reason += fmt::format("; stepping {} has PPro erratum 26 (RDPMC unreliable), counters are read with RDMSR",
                                 cpu.stepping);
       if (std::string_view(model->tag) == "pm")
-        m.reason += "; needs IA32_MISC_ENABLE[7] (perfmon available) on real hardware";
+        m.reason += "; counting needs IA32_MISC_ENABLE (0x1A0) bit 7 (performance monitoring available, set by "
+                    "firmware), checked before the counters are programmed";
     } else {
       m.reason = fmt::format("{}: unsupported P6 model (no CPUID.0AH and not a known P6 part)", who);
     }
@@ -106,6 +113,7 @@ class P6Backend final : public Backend {
         CounterInfo{CounterKind::general, 1, kWidth, kPerfEvtSel1, kPerfCtr1},
     };
     p.registers = {kPerfCtr0, kPerfCtr1, kPerfEvtSel0, kPerfEvtSel1};
+    if (p.cpu_tag == "pm") p.registers.push_back(kMiscEnable);  // read by program(), never written
     return p;
   }
 
@@ -119,7 +127,13 @@ class P6Backend final : public Backend {
     return e;
   }
 
-  void program(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>& set) const override {
+  void program(RegisterFile& regs, const PmuInfo& pmu, const std::vector<Assignment>& set) const override {
+    // Pentium M: firmware may report the PMU unavailable (sheet section 1). Checked before any
+    // write, so a refused session leaves the registers as they were.
+    if (pmu.cpu_tag == "pm" && (regs.read(kMiscEnable) & kPerfmonAvailable) == 0)
+      throw Error(errc::not_supported,
+                  "IA32_MISC_ENABLE (0x1A0) bit 7 is 0: performance monitoring is unavailable on this Pentium M "
+                  "(disabled by firmware)");
     std::uint64_t sel[2] = {0, 0};
     for (const auto& a : set) sel[a.counter->index] = a.encoding->config;
     // PerfEvtSel0 without EN: nothing counts until start().

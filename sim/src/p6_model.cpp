@@ -198,9 +198,40 @@ std::string_view evtsel_name(unsigned i) { return i == 0 ? "PerfEvtSel0" : "Perf
               fmt::format("#GP: {} of MSR {:#x} not implemented by the P6 PMU model", op, msr));
 }
 
+// Pentium M: family 6, model 9 (Banias) or 13 (Dothan) [1].
+bool is_pentium_m(const CpuInfo& cpu) { return cpu.family == 6 && (cpu.model == 9 || cpu.model == 13); }
+
 }  // namespace
 
-P6Device::P6Device(const CpuInfo& /*cpu*/) {}
+// IA32_MISC_ENABLE (MSR 0x1A0) exists on the Pentium M only, and its bit 7 "performance
+// monitoring available" is read-only and must be 1 for the PMU to be used [1] (perfctr
+// intel_p6_init). On the other P6 CPUs the address is a #GP like any unknown MSR. Policies the
+// sheet leaves open [U]:
+//  - A read gives bit 7 as the firmware set it (1 unless a test models a BIOS that cleared it,
+//    set_firmware_perfmon_available) and 0 in every other bit: the model has none of the
+//    features the other bits control (automatic thermal control, FERR# multiplexing, Enhanced
+//    SpeedStep, ...), so it claims none.
+//  - A write never faults and changes nothing. Bit 7 is read-only (writing 0 leaves a 1, writing
+//    1 does not make an unavailable PMU available), and the other bits are not writable either:
+//    a bit that stuck would claim a feature the model does not have. A driver's
+//    read-modify-write of the register thus succeeds and is a no-op.
+//  - With bit 7 = 0 the PMU registers read and write as usual, but no counter counts: the
+//    model's reading of "performance monitoring unavailable". A driver checks bit 7 before it
+//    programs anything (perfctr refuses the CPU; so does the p6 backend).
+P6Device::P6Device(const CpuInfo& cpu, bool perfmon_available)
+    : pentium_m_(is_pentium_m(cpu)), cpu_(describe(cpu)) {
+  set_firmware_perfmon_available(perfmon_available);
+}
+
+void P6Device::set_firmware_perfmon_available(bool available) {
+  if (!pentium_m_ && !available) {
+    throw Error(errc::invalid_argument,
+                fmt::format("{} is not a Pentium M: it has no IA32_MISC_ENABLE (0x1A0) whose bit 7 "
+                            "firmware could clear",
+                            cpu_));
+  }
+  perfmon_available_ = available;
+}
 
 std::uint64_t P6Device::read(std::uint32_t msr) {
   switch (msr) {
@@ -208,12 +239,25 @@ std::uint64_t P6Device::read(std::uint32_t msr) {
     case kPerfCtr1: return ctr_[1];
     case kPerfEvtSel0: return evtsel_[0];
     case kPerfEvtSel1: return evtsel_[1];
+    case kMiscEnable:
+      if (!pentium_m_) misc_enable_fault("rdmsr");
+      return perfmon_available_ ? kPerfmonAvailable : 0;
     default: no_such_msr("rdmsr", msr);
   }
 }
 
+void P6Device::misc_enable_fault(std::string_view op) const {
+  throw Error(errc::register_fault,
+              fmt::format("#GP: {} of MSR {:#x} (IA32_MISC_ENABLE) not implemented by the P6 PMU model on {}: "
+                          "only the Pentium M (family 6 model 9 or 13) has it",
+                          op, kMiscEnable, cpu_));
+}
+
 void P6Device::write(std::uint32_t msr, std::uint64_t value) {
   switch (msr) {
+    case kMiscEnable:
+      if (!pentium_m_) misc_enable_fault("wrmsr");
+      return;  // bit 7 is read-only, the others are not modelled: see the constructor [U]
     case kPerfCtr0:
     case kPerfCtr1: {
       // Only EAX is stored; bits 39:32 become copies of bit 31 [4]: 0x80000000 -> 0xFF80000000.
@@ -276,6 +320,8 @@ void P6Device::count(unsigned i, const Segment& segment) {
   // Enable rule [3]: the global EN in PerfEvtSel0, and this counter's USR (CPL 1-3; the workload's
   // user mode is CPL 3) or OS (CPL 0) bit for the segment's mode.
   if ((evtsel_[0] & kEn) == 0) return;
+  // Pentium M with IA32_MISC_ENABLE bit 7 clear: nothing counts [1; U, see the constructor].
+  if (!perfmon_available_) return;
   if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
 
   // CMASK / INV / E and the 40-bit wrap [3, 4], in closed form (counting.hpp, shared with the

@@ -12,30 +12,48 @@
 //    #GP [4].
 //  - Counter i counts iff PerfEvtSel0.EN and PerfEvtSel_i's USR/OS bit matches the CPL [3, enable
 //    rule]; CMASK/INV/E and the 40-bit wrap with INT are applied per segment in closed form [3, 4].
+//  - Pentium M (family 6 models 9 and 13) only: MSR 0x1A0 IA32_MISC_ENABLE, whose bit 7
+//    "performance monitoring available" is read-only [1]; on the other P6 CPUs 0x1A0 is a #GP.
+//    The policies the sheet leaves open ([U]) are in p6_model.cpp, at the constructor.
 // Not modelled: PPro erratum 26 (RDPMC on stepping < 9), LVTPC masking (interrupts() counts
-// every PMI the counters raise), the PM0/PM1 pins, Pentium M's IA32_MISC_ENABLE.
+// every PMI the counters raise), the PM0/PM1 pins, IA32_MISC_ENABLE bits other than 7.
 #pragma once
 
 #include <pmc/cpu.hpp>
+#include <pmc/export.hpp>
 #include <pmc/sim/device.hpp>
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace pmc::sim {
 
-class P6Device final : public Device {
+// Exported (PMC_API) so that tests can reach a session's device model (dynamic_cast from
+// Session::device()) to model firmware settings; the header stays private to the tree.
+class PMC_API P6Device final : public Device {
  public:
   static constexpr std::uint32_t kPerfCtr0 = 0xC1;
   static constexpr std::uint32_t kPerfCtr1 = 0xC2;
   static constexpr std::uint32_t kPerfEvtSel0 = 0x186;
   static constexpr std::uint32_t kPerfEvtSel1 = 0x187;
+  static constexpr std::uint32_t kMiscEnable = 0x1A0;     // IA32_MISC_ENABLE, Pentium M only [1]
+  static constexpr std::uint64_t kPerfmonAvailable = 1ULL << 7;
   static constexpr unsigned kWidth = 40;
 
-  // Every P6 model has the same PMU registers and counting rules; the CPU is not consulted
-  // (events are not filtered by model: an MMX event counts its signal on a Pentium Pro too).
-  explicit P6Device(const CpuInfo& cpu);
+  // Every P6 model has the same PMU registers and counting rules, and events are not filtered
+  // by model (an MMX event counts its signal on a Pentium Pro too). The CPU decides one thing
+  // only: on the Pentium M (family 6, model 9 or 13) IA32_MISC_ENABLE exists.
+  // `perfmon_available` is the firmware's setting of IA32_MISC_ENABLE bit 7 (a BIOS may report
+  // performance monitoring unavailable); it must be true on the other P6 CPUs.
+  explicit P6Device(const CpuInfo& cpu, bool perfmon_available = true);
+
+  [[nodiscard]] bool pentium_m() const { return pentium_m_; }
+  // Models the firmware choosing IA32_MISC_ENABLE bit 7 on a device already built (a session's,
+  // reached through Session::device()): software cannot change the bit, only firmware sets it
+  // at reset. Throws invalid_argument on a CPU other than the Pentium M (it has no such MSR).
+  void set_firmware_perfmon_available(bool available);
 
   [[nodiscard]] std::string_view name() const override { return "p6"; }
   std::uint64_t read(std::uint32_t msr) override;
@@ -48,6 +66,7 @@ class P6Device final : public Device {
 
  private:
   void count(unsigned i, const Segment& segment);
+  [[noreturn]] void misc_enable_fault(std::string_view op) const;
 
   std::array<std::uint64_t, 2> evtsel_{};   // as written (bits 31:0 only can be non-zero)
   std::array<std::uint64_t, 2> ctr_{};      // 40-bit values
@@ -57,6 +76,9 @@ class P6Device final : public Device {
   std::uint64_t interrupts_ = 0;
   unsigned reader_cpl_ = 0;
   bool cr4_pce_ = false;
+  bool pentium_m_ = false;          // family 6, model 9 or 13
+  bool perfmon_available_ = true;   // IA32_MISC_ENABLE bit 7 (Pentium M)
+  std::string cpu_;                 // "family 6 model 8", for #GP messages
 };
 
 }  // namespace pmc::sim
