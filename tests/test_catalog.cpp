@@ -6,7 +6,9 @@
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -256,4 +258,173 @@ generic = "stalled-cycles-frontend"
   BOOST_TEST(c.find_generic("branch-instructions", {}, nullptr) == c.find("BR"));
   BOOST_TEST(c.find_generic("idle-cycles-frontend", {}, nullptr) == c.find("FE_STALL"));
   BOOST_TEST(c.find_generic("bus-cycles", {}, nullptr) == nullptr);  // not in this file
+}
+
+// One name, several CPUs (docs/event-format.md): a file may define a name again when both
+// definitions have `cpus` and the lists are disjoint; find() and for_cpu() pick the one for the
+// tag. kHeader is 22 lines, so a body's first line is line 23.
+BOOST_AUTO_TEST_CASE(one_name_on_disjoint_cpus_is_one_definition_per_cpu) {
+  pmc::EventCatalog c;
+  c.load_string(std::string(kHeader) + R"([[event]]
+name = "L2_LD"
+code = 0x29
+umasks = "MESI"
+desc = "loads on a"
+cpus = ["a"]
+[[event]]
+name = "l2_ld"
+code = 0x29
+desc = "loads on b"
+cpus = ["b"]
+umask = 0x20
+generic = "cache-references"
+)", "t.toml", "t");
+  BOOST_REQUIRE(c.events().size() == 2u);
+  const pmc::EventDef* on_a = c.find("L2_LD", "a");
+  const pmc::EventDef* on_b = c.find("L2_LD", "b");
+  BOOST_REQUIRE(on_a);
+  BOOST_REQUIRE(on_b);
+  BOOST_TEST(on_a->description == "loads on a");
+  BOOST_TEST(on_b->description == "loads on b");
+  BOOST_TEST(on_a->source.str() == "t.toml:24:8");  // body line 2
+  BOOST_TEST(on_b->source.str() == "t.toml:30:8");  // body line 8
+  BOOST_TEST(c.find("l2_ld", "b") == on_b);         // case-insensitive, per tag
+  // Without a tag (a CPU the backend has no tag for): the first definition in file order.
+  BOOST_TEST(c.find("L2_LD") == on_a);
+  // for_cpu: one definition per tag; every definition without a tag.
+  BOOST_TEST((c.for_cpu("a") == std::vector<const pmc::EventDef*>{on_a}));
+  BOOST_TEST((c.for_cpu("b") == std::vector<const pmc::EventDef*>{on_b}));
+  BOOST_TEST(c.for_cpu("").size() == 2u);
+  BOOST_TEST(c.find_generic("cache-references", "a", nullptr) == nullptr);
+  BOOST_TEST(c.find_generic("cache-references", "b", nullptr) == on_b);
+  // The same code on disjoint CPUs is no defect.
+  BOOST_TEST(c.validate(2).empty());
+  // Encoded per CPU: on a, MESI default M|E|S|I = 0x0F -> 0x0F29; on b, the fixed umask 0x20
+  // -> 0x2029; USR|OS = 0x30000 in both.
+  pmc::PmuInfo pmu = two_counters();
+  pmu.cpu_tag = "a";
+  BOOST_TEST(pmc::encode_with_catalog(pmc::parse_event("L2_LD"), c, pmu).config == 0x30F29u);
+  BOOST_TEST(pmc::encode_with_catalog(pmc::parse_event("L2_LD:M"), c, pmu).config == 0x30829u);
+  pmu.cpu_tag = "b";
+  BOOST_TEST(pmc::encode_with_catalog(pmc::parse_event("L2_LD"), c, pmu).config == 0x32029u);
+  try {
+    (void)pmc::encode_with_catalog(pmc::parse_event("L2_LD:M"), c, pmu);
+    BOOST_ERROR("b's L2_LD took a's unit mask");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::unit_mask), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(one_name_on_overlapping_cpus_is_refused_naming_both_positions) {
+  // Body: X at lines 23-27 (name on 24), X again at 28-32 (name on 29): the second definition's
+  // name is at 29:8, the first's at 24:8. They share CPU b.
+  pmc::errc kind{};
+  std::string m = load_error(
+      "[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\ncpus = [\"a\", \"b\"]\n"
+      "[[event]]\nname = \"x\"\ncode = 2\ndesc = \"e\"\ncpus = [\"b\"]\n",
+      &kind);
+  BOOST_TEST(m == "t.toml:29:8: event 'x' is already defined at t.toml:24:8 for CPU 'b' (definitions of one name "
+                  "need disjoint, non-empty cpus lists)");
+  BOOST_TEST(static_cast<int>(kind) == static_cast<int>(pmc::errc::invalid_argument));
+  // A definition without `cpus` applies to every CPU: it overlaps any other, in either order.
+  // Lines: first name 24; the second [[event]] after 4 lines (no cpus) or 5 (with cpus).
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\n[[event]]\nname = \"X\"\ncode = 2\ndesc = \"e\"\n"
+                 "cpus = [\"a\"]\n");
+  BOOST_TEST(m == "t.toml:28:8: event 'X' is already defined at t.toml:24:8 (definitions of one name need "
+                  "disjoint, non-empty cpus lists)");
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\ncpus = [\"a\"]\n[[event]]\nname = \"X\"\ncode = 2\n"
+                 "desc = \"e\"\n");
+  BOOST_TEST(m == "t.toml:29:8: event 'X' is already defined at t.toml:24:8 (definitions of one name need "
+                  "disjoint, non-empty cpus lists)");
+  // An empty list is no list: every CPU.
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\ncpus = []\n[[event]]\nname = \"X\"\ncode = 2\n"
+                 "desc = \"e\"\ncpus = [\"a\"]\n");
+  BOOST_TEST(m.rfind("t.toml:29:8: event 'X' is already defined at t.toml:24:8 (", 0) == 0, m);
+  // A third definition is checked against every earlier one: X on a, X on b, X on b again
+  // (names at 24, 29, 34) clashes with the second.
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\ncpus = [\"a\"]\n"
+                 "[[event]]\nname = \"X\"\ncode = 2\ndesc = \"e\"\ncpus = [\"b\"]\n"
+                 "[[event]]\nname = \"X\"\ncode = 3\ndesc = \"f\"\ncpus = [\"b\"]\n");
+  BOOST_TEST(m.rfind("t.toml:34:8: event 'X' is already defined at t.toml:29:8 for CPU 'b'", 0) == 0, m);
+}
+
+BOOST_AUTO_TEST_CASE(aliases_follow_the_same_cpu_rule) {
+  // Two definitions on disjoint CPUs may share an alias, which then finds the one for the tag.
+  pmc::EventCatalog c;
+  c.load_string(std::string(kHeader) + R"([[event]]
+name = "X"
+code = 1
+desc = "d"
+cpus = ["a"]
+aliases = ["X_ALIAS"]
+[[event]]
+name = "X"
+code = 2
+desc = "e"
+cpus = ["b"]
+aliases = ["X_ALIAS"]
+)", "t.toml", "t");
+  BOOST_TEST(c.find("X_ALIAS", "a")->code == 1u);
+  BOOST_TEST(c.find("X_ALIAS", "b")->code == 2u);
+  // On a shared CPU an alias may not repeat another definition's name or alias. Y's alias is on
+  // body line 10 (t.toml:32), column 12; X's name on 24:8.
+  std::string m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\ncpus = [\"a\", \"b\"]\n"
+                             "[[event]]\nname = \"Y\"\ncode = 2\ndesc = \"e\"\naliases = [\"X\"]\ncpus = [\"b\"]\n");
+  BOOST_TEST(m == "t.toml:32:12: alias 'X' of event Y is already a name of event X at t.toml:24:8 for CPU 'b'");
+  // ... nor may a name repeat another definition's alias on a shared CPU.
+  m = load_error("[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\naliases = [\"Z\"]\n[[event]]\nname = \"Z\"\ncode = 2\n"
+                 "desc = \"e\"\ncpus = [\"a\"]\n");
+  BOOST_TEST(m == "t.toml:29:8: event 'Z' is already an alias of event X at t.toml:24:8");
+}
+
+BOOST_AUTO_TEST_CASE(later_files_replace_definitions_for_the_cpus_they_name) {
+  // Built in: X on a (code 1) and on b (code 2); Y on every CPU (code 5).
+  pmc::EventCatalog c;
+  c.load_string(std::string(kHeader) + R"([[event]]
+name = "X"
+code = 1
+desc = "X on a"
+cpus = ["a"]
+[[event]]
+name = "X"
+code = 2
+desc = "X on b"
+cpus = ["b"]
+[[event]]
+name = "Y"
+code = 5
+desc = "Y everywhere"
+)", "builtin.toml", "t");
+  // A later file's X on b replaces the built-in X on b only; its Y on a takes a from the
+  // built-in Y, which keeps b (the declared tags a, b minus a).
+  c.load_string("backend = \"t\"\n[[event]]\nname = \"X\"\ncode = 3\ndesc = \"mine on b\"\ncpus = [\"b\"]\n"
+                "[[event]]\nname = \"Y\"\ncode = 6\ndesc = \"mine on a\"\ncpus = [\"a\"]\n",
+                "user.toml", "t");
+  BOOST_TEST(c.find("X", "a")->code == 1u);
+  BOOST_TEST(c.find("X", "a")->source.file == "builtin.toml");
+  BOOST_TEST(c.find("X", "b")->code == 3u);
+  BOOST_TEST(c.find("X", "b")->source.file == "user.toml");
+  BOOST_TEST(c.find("Y", "a")->code == 6u);
+  BOOST_TEST(c.find("Y", "b")->code == 5u);
+  BOOST_TEST((c.find("Y", "b")->cpus == std::vector<std::string>{"b"}));
+  BOOST_TEST(c.for_cpu("a").size() == 2u);  // X (1), Y (6)
+  BOOST_TEST(c.for_cpu("b").size() == 2u);  // X (3), Y (5)
+  // The later definition takes the place of the first it touched: X (1), X (3), Y (5), Y (6).
+  BOOST_REQUIRE(c.events().size() == 4u);
+  BOOST_TEST(c.events()[1].code == 3u);
+  BOOST_TEST(c.events()[3].code == 6u);
+  // A definition without cpus replaces every definition of its name.
+  c.load_string("backend = \"t\"\n[[event]]\nname = \"x\"\ncode = 4\ndesc = \"mine everywhere\"\n", "all.toml", "t");
+  BOOST_TEST(c.find("X", "a")->code == 4u);
+  BOOST_TEST(c.find("X", "b")->code == 4u);
+  BOOST_TEST(std::count_if(c.events().begin(), c.events().end(), [](const pmc::EventDef& e) { return e.name == "x"; }) ==
+             1);
+  BOOST_TEST(c.events().size() == 3u);  // x (4), Y (5), Y (6)
+  BOOST_TEST(c.events()[0].code == 4u);
+  // A definition that covers every CPU of an earlier one drops it: Y on a and b.
+  c.load_string("backend = \"t\"\n[[event]]\nname = \"Y\"\ncode = 7\ndesc = \"mine on a, b\"\ncpus = [\"a\", \"b\"]\n",
+                "both.toml", "t");
+  BOOST_TEST(c.events().size() == 2u);
+  BOOST_TEST(c.find("Y", "a") == c.find("Y", "b"));
+  BOOST_TEST(c.find("Y", "a")->code == 7u);
 }

@@ -254,3 +254,43 @@ BOOST_AUTO_TEST_CASE(other_p6_cpus_do_not_touch_misc_enable) {
   BOOST_CHECK_THROW((void)s.device()->read(0x1A0), pmc::Error);
   s.stop();
 }
+
+// Pentium M hardware-prefetch filter end to end (events.toml pm definitions, SDM table A-17):
+// the catalog's masks reach UMASK bits 5:4 and the model counts demand lines ("l2_ld.m",
+// "l2_lines_in"), hardware-prefetched ones (".prefetch") or both.
+BOOST_AUTO_TEST_CASE(pentium_m_l2_prefetch_filter_through_the_session) {
+  auto hal = pentium_m();
+  const std::string work = R"([[segment]]
+cycles = 100
+[segment.signals]
+"l2_ld.m" = 1
+"l2_ld.prefetch.m" = 2
+"l2_ld.prefetch.i" = 4
+"l2_lines_in" = 1
+"l2_lines_in.prefetch" = 3
+)";
+  {
+    // L2_LD defaults to M:E:S:I:NON_HW_PREFETCH (2FH): (1 + 2 + 4) x 100 = 700.
+    // L2_LINES_IN:ONLY_HW_PREFETCH (10H): 3 x 100 = 300.
+    auto s = hal.session();
+    s.add("L2_LD");
+    s.add("L2_LINES_IN:ONLY_HW_PREFETCH");
+    s.start();
+    run(s, work);
+    s.stop();
+    BOOST_TEST(value(s, 0) == 700u);
+    BOOST_TEST(value(s, 1) == 300u);
+  }
+  {
+    // L2_LD:M (08H, bits 5:4 = 00): demand M only, 1 x 100 = 100.
+    // L2_LINES_IN (default NON_HW_PREFETCH, 20H): (1 + 3) x 100 = 400.
+    auto s = hal.session();
+    s.add("L2_LD:M");
+    s.add("L2_LINES_IN");
+    s.start();
+    run(s, work);
+    s.stop();
+    BOOST_TEST(value(s, 0) == 100u);
+    BOOST_TEST(value(s, 1) == 400u);
+  }
+}

@@ -39,7 +39,8 @@ constexpr u64 INST_RETIRED = 0xC0, CPU_CLK_UNHALTED = 0x79, L2_RQSTS = 0x2E, L2_
               FLOPS = 0xC1, FP_COMP_OPS_EXE = 0x10, CYCLES_DIV_BUSY = 0x14, FP_ASSIST = 0x11,
               MUL = 0x12, DIV = 0x13, BR_INST_RETIRED = 0xC4, BR_MISS_PRED_RETIRED = 0xC5,
               UOPS_RETIRED = 0xC2, BUS_TRAN_BRD = 0x65, BUS_DATA_RCV = 0x64, MMX_INSTR_EXEC = 0xB0,
-              EMON_KNI_INST_RETIRED = 0xD8;
+              EMON_KNI_INST_RETIRED = 0xD8, L2_LINES_IN = 0x24, L2_LINES_OUT = 0x26,
+              L2_M_LINES_OUTM = 0x27, L2_IFETCH = 0x28;
 
 constexpr u64 TWO40 = 1ULL << 40;
 
@@ -610,6 +611,77 @@ BOOST_AUTO_TEST_CASE(only_a_pentium_m_has_the_firmware_setting) {
   BOOST_TEST(throws([&] { d.set_firmware_perfmon_available(false); }, errc::invalid_argument,
                     {"not a Pentium M"}));
   d.set_firmware_perfmon_available(true);  // what it has anyway: accepted
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Pentium M hardware-prefetch filter, UMASK bits 5:4 of 24H, 26H, 27H, 29H [5a; SDM table
+// 00 demand lines only, 01 hardware-prefetched only, 10 and 11 all. The model's signals
+// (docs/workload-format.md): the P6 signal is demand lines, "<name>.prefetch" (MESI events:
+// "<name>.prefetch.<state>") the hardware-prefetched ones.
+BOOST_AUTO_TEST_SUITE(pentium_m_prefetch_filter)
+
+// 10 cycles; per cycle: L2_LD demand M 1, E 2, S 4, I 8 (sum 15), prefetched M 16, E 32, S 64,
+// I 128 (sum 240); L2_LINES_IN demand 3, prefetched 5; L2_LINES_OUT 6 / 7; L2_M_LINES_OUTM
+// 9 / 11; L2_IFETCH demand M 1, and a "prefetched" M 100 no P6 event reads.
+Segment l2_traffic() {
+  return seg(10, {{"l2_ld.m", 1}, {"l2_ld.e", 2}, {"l2_ld.s", 4}, {"l2_ld.i", 8},
+                  {"l2_ld.prefetch.m", 16}, {"l2_ld.prefetch.e", 32}, {"l2_ld.prefetch.s", 64},
+                  {"l2_ld.prefetch.i", 128}, {"l2_lines_in", 3}, {"l2_lines_in.prefetch", 5},
+                  {"l2_lines_out", 6}, {"l2_lines_out.prefetch", 7}, {"l2_m_lines_outm", 9},
+                  {"l2_m_lines_outm.prefetch", 11}, {"l2_ifetch.m", 1},
+                  {"l2_ifetch.prefetch.m", 100}});
+}
+
+struct FilterCase {
+  u64 code, mask, want;
+};
+
+BOOST_AUTO_TEST_CASE(pentium_m_counts_demand_prefetched_or_both) {
+  // Expected = 10 cycles x the per-cycle sum the mask selects.
+  for (const FilterCase& c : {
+           FilterCase{L2_LD, 0x0F, 150},   // 00: demand M+E+S+I = 15
+           FilterCase{L2_LD, 0x1F, 2400},  // 01: prefetched 16+32+64+128 = 240
+           FilterCase{L2_LD, 0x2F, 2550},  // 10: both, 15 + 240 = 255
+           FilterCase{L2_LD, 0x3F, 2550},  // 11: both
+           FilterCase{L2_LD, 0x28, 170},   // M, both: 1 + 16 = 17
+           FilterCase{L2_LD, 0x11, 1280},  // I, prefetched only: 128
+           FilterCase{L2_LD, 0x06, 60},    // E+S demand: 2 + 4 = 6
+           FilterCase{L2_LD, 0x20, 0},     // no MESI state: nothing, filter or not [5 MESI]
+           FilterCase{L2_LINES_IN, 0x00, 30},      // demand 3
+           FilterCase{L2_LINES_IN, 0x10, 50},      // prefetched 5
+           FilterCase{L2_LINES_IN, 0x20, 80},      // 3 + 5
+           FilterCase{L2_LINES_IN, 0x30, 80},
+           FilterCase{L2_LINES_OUT, 0x10, 70},     // prefetched 7
+           FilterCase{L2_LINES_OUT, 0x00, 60},     // demand 6
+           FilterCase{L2_M_LINES_OUTM, 0x20, 200}, // 9 + 11
+           FilterCase{L2_M_LINES_OUTM, 0x10, 110},
+           FilterCase{L2_IFETCH, 0x28, 10},        // no filter on 28H: demand M 1 only
+       }) {
+    auto d = pmc::sim::make_device("p6", pentium_m());
+    d->write(PerfEvtSel0, EN | USR | umask(c.mask) | c.code);
+    d->run(l2_traffic());
+    BOOST_TEST(d->read(PerfCtr0) == c.want, "event " << c.code << " umask " << c.mask);
+  }
+}
+
+// [U]: bits 5:4 are no filter on the other P6 CPUs (SDM A-18 gives these events MESI or 00H):
+// they are ignored and the ".prefetch" signals are never read.
+BOOST_AUTO_TEST_CASE(other_p6_cpus_ignore_bits_5_4) {
+  for (const FilterCase& c : {
+           FilterCase{L2_LD, 0x0F, 150},
+           FilterCase{L2_LD, 0x1F, 150},
+           FilterCase{L2_LD, 0x2F, 150},
+           FilterCase{L2_LINES_IN, 0x00, 30},
+           FilterCase{L2_LINES_IN, 0x10, 30},
+           FilterCase{L2_LINES_OUT, 0x20, 60},
+           FilterCase{L2_M_LINES_OUTM, 0x30, 90},
+       }) {
+    auto d = pmc::sim::make_device("p6", pentium_iii());
+    d->write(PerfEvtSel0, EN | USR | umask(c.mask) | c.code);
+    d->run(l2_traffic());
+    BOOST_TEST(d->read(PerfCtr0) == c.want, "event " << c.code << " umask " << c.mask);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,7 +11,10 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace pmc {
 
@@ -95,11 +98,62 @@ UnitMaskGroup read_group(const toml::table& t, std::string name, const RegisterF
   return g;
 }
 
+// Definitions of one event name may coexist when they apply to different CPUs: both carry a
+// `cpus` list and the lists are disjoint (docs/event-format.md, "One name, several CPUs").
+// shared_cpu() says whether two definitions could apply to the same CPU: nullopt when they
+// cannot, else the first tag they share, or "" when one of them has no `cpus` (every CPU).
+std::optional<std::string> shared_cpu(const EventDef& a, const EventDef& b) {
+  if (a.cpus.empty() || b.cpus.empty()) return std::string();
+  for (const auto& t : a.cpus)
+    if (std::find(b.cpus.begin(), b.cpus.end(), t) != b.cpus.end()) return t;
+  return std::nullopt;
+}
+
+// " for CPU 'pm'", or "" when the definitions share every CPU, for duplicate messages.
+std::string on_cpu(const std::string& tag) { return tag.empty() ? std::string() : fmt::format(" for CPU '{}'", tag); }
+
+constexpr std::string_view kDisjointHint = "(definitions of one name need disjoint, non-empty cpus lists)";
+
 }  // namespace
 
 namespace detail {
 
 struct CatalogLoader {
+  // A later file's definition of a name replaces the earlier definitions of that name for the
+  // CPUs it applies to: an earlier definition whose CPUs it covers is dropped (its aliases go
+  // with it), one that also applies to other CPUs keeps those (an earlier definition without
+  // `cpus` keeps every tag declared so far but the later definition's). The later definition
+  // takes the place of the first one it touches, or goes last.
+  static void merge(EventCatalog& cat, EventDef e) {
+    std::size_t at = cat.events_.size();
+    bool placed = false;
+    for (std::size_t i = 0; i < cat.events_.size();) {
+      EventDef& d = cat.events_[i];
+      if (!iequal(d.name, e.name) || !shared_cpu(d, e)) {
+        ++i;
+        continue;
+      }
+      std::vector<std::string> keep;  // the CPUs d still applies to
+      if (!e.cpus.empty()) {
+        std::vector<std::string> d_cpus = d.cpus;
+        if (d_cpus.empty())
+          for (const auto& t : cat.cpus_) d_cpus.push_back(t.name);
+        for (const auto& t : d_cpus)
+          if (std::find(e.cpus.begin(), e.cpus.end(), t) == e.cpus.end()) keep.push_back(t);
+      }
+      if (keep.empty()) {
+        cat.events_.erase(cat.events_.begin() + static_cast<std::ptrdiff_t>(i));
+        if (!placed) at = i;
+      } else {
+        d.cpus = std::move(keep);
+        ++i;
+        if (!placed) at = i;
+      }
+      placed = true;
+    }
+    cat.events_.insert(cat.events_.begin() + static_cast<std::ptrdiff_t>(at), std::move(e));
+  }
+
   static void load(EventCatalog& cat, const toml::table& doc, const std::string& name, std::string_view backend) {
     check_keys(doc, {"backend", "description", "modifiers", "format", "cpus", "umask_groups", "event"},
                "an events file");
@@ -197,12 +251,16 @@ struct CatalogLoader {
         e.cpus = *cpus;
       }
       e.modifiers = t.get("modifiers") ? read_modifiers(t, "modifiers") : cat.default_modifiers_;
+      // A name may be defined again in the same file only for other CPUs.
       for (const auto& prev : added)
         if (iequal(prev.name, e.name))
-          fail_at(node_of(t, "name"), errc::invalid_argument,
-                  fmt::format("event '{}' is already defined at {}", e.name, prev.source.str()));
+          if (auto cpu = shared_cpu(prev, e))
+            fail_at(node_of(t, "name"), errc::invalid_argument,
+                    fmt::format("event '{}' is already defined at {}{} {}", e.name, prev.source.str(), on_cpu(*cpu),
+                                kDisjointHint));
       // Aliases: other names of the event, spelled like names, unique in the file among names
-      // and aliases (find() prefers a name to an alias across files).
+      // and aliases of the definitions that could apply to the same CPU (find() prefers a name
+      // to an alias across files).
       if (auto aliases = get_strings(t, "aliases")) {
         const auto& arr = *t.get("aliases")->as_array();
         for (std::size_t i = 0; i < aliases->size(); ++i) {
@@ -221,24 +279,23 @@ struct CatalogLoader {
             fail_at(arr[i], errc::invalid_argument, fmt::format("alias '{}' repeats a name of event {}", a, e.name));
           for (const auto& prev : added)
             if (clash(prev))
-              fail_at(arr[i], errc::invalid_argument,
-                      fmt::format("alias '{}' of event {} is already a name of event {} at {}", a, e.name, prev.name,
-                                  prev.source.str()));
+              if (auto cpu = shared_cpu(prev, e))
+                fail_at(arr[i], errc::invalid_argument,
+                        fmt::format("alias '{}' of event {} is already a name of event {} at {}{}", a, e.name,
+                                    prev.name, prev.source.str(), on_cpu(*cpu)));
           e.aliases.push_back(a);
         }
       }
       for (const auto& prev : added)
         for (const auto& a : prev.aliases)
           if (iequal(a, e.name))
-            fail_at(node_of(t, "name"), errc::invalid_argument,
-                    fmt::format("event '{}' is already an alias of event {} at {}", e.name, prev.name, prev.source.str()));
+            if (auto cpu = shared_cpu(prev, e))
+              fail_at(node_of(t, "name"), errc::invalid_argument,
+                      fmt::format("event '{}' is already an alias of event {} at {}{}", e.name, prev.name,
+                                  prev.source.str(), on_cpu(*cpu)));
       added.push_back(std::move(e));
     }
-    for (auto& e : added) {
-      auto it = std::find_if(cat.events_.begin(), cat.events_.end(), [&](const EventDef& d) { return iequal(d.name, e.name); });
-      if (it != cat.events_.end()) *it = std::move(e);
-      else cat.events_.push_back(std::move(e));
-    }
+    for (auto& e : added) merge(cat, std::move(e));
   }
 };
 
@@ -271,6 +328,9 @@ bool applies(const EventDef& e, std::string_view tag) {
 }
 }  // namespace
 
+// A name has at most one definition per CPU tag (the loader keeps definitions of one name on
+// disjoint CPUs), so with a tag the first match is the only one; with no tag it is the first
+// definition in catalog order.
 const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) const {
   for (const auto& e : events_)
     if (iequal(e.name, name) && applies(e, tag)) return &e;

@@ -47,7 +47,16 @@ struct EventSignal {
   Kind kind = Kind::plain;
   std::uint8_t counters = 0x3;     // bit i set: the event exists on counter i
   std::string_view alias = {};
+  // Pentium M only: UMASK bits 5:4 filter hardware-prefetched lines (SDM table A-17; sheet 5a
+  // rows 24H, 26H, 27H, 29H): 00 demand lines only (the signals above), 01 hardware-prefetched
+  // lines only (the same signals with ".prefetch" after the event name: "l2_lines_in.prefetch",
+  // "l2_ld.prefetch.m"), 10 and 11 both. On the other P6 CPUs bits 5:4 are ignored [U] and the
+  // ".prefetch" signals are never read (the filter, and in the model the prefetcher, is the
+  // Pentium M's).
+  bool prefetch_filter = false;
 };
+
+constexpr bool kPrefetchFilter = true;
 
 constexpr std::uint8_t kCtr0 = 0x1, kCtr1 = 0x2;
 
@@ -66,12 +75,13 @@ constexpr EventSignal kEvents[] = {
     {0x21, "l2_ads"},
     {0x22, "l2_dbus_busy"},
     {0x23, "l2_dbus_busy_rd"},
-    {0x24, "l2_lines_in"},            // SDM: UMASK 0 (FreeBSD allows MESI): plain here
+    // 24H, 26H, 27H: SDM UMASK 0 (FreeBSD allows MESI): plain here; Pentium M filter 5:4.
+    {0x24, "l2_lines_in", Kind::plain, 0x3, {}, kPrefetchFilter},
     {0x25, "l2_m_lines_inm"},
-    {0x26, "l2_lines_out"},           // as 0x24
-    {0x27, "l2_m_lines_outm"},
+    {0x26, "l2_lines_out", Kind::plain, 0x3, {}, kPrefetchFilter},
+    {0x27, "l2_m_lines_outm", Kind::plain, 0x3, {}, kPrefetchFilter},
     {0x28, "l2_ifetch", Kind::mesi},
-    {0x29, "l2_ld", Kind::mesi},
+    {0x29, "l2_ld", Kind::mesi, 0x3, {}, kPrefetchFilter},
     {0x2A, "l2_st", Kind::mesi},
     {0x2E, "l2_rqsts", Kind::mesi, 0x3, "l2-requests"},
     {0x43, "data_mem_refs"},
@@ -162,26 +172,39 @@ u128 signal(const Segment& s, const EventSignal& e, std::string_view suffix = {}
   return k;
 }
 
+// The sum of the MESI states UMASK selects: the signals "<name><prefix>.m/.e/.s/.i".
+u128 mesi_signal(const Segment& s, const EventSignal& e, unsigned umask, std::string_view prefix) {
+  const std::string p(prefix);
+  u128 k = 0;
+  if (umask & 0x08) k += signal(s, e, p + ".m");
+  if (umask & 0x04) k += signal(s, e, p + ".e");
+  if (umask & 0x02) k += signal(s, e, p + ".s");
+  if (umask & 0x01) k += signal(s, e, p + ".i");
+  return k;
+}
+
 // The number of events per cycle of this segment that the event select `sel` on counter
-// `counter` sees. At most 8 * (2^64 - 1): exact in 128 bits.
-u128 events_per_cycle(unsigned counter, std::uint64_t sel, const Segment& s) {
+// `counter` sees. At most 8 * (2^64 - 1): exact in 128 bits. `pentium_m`: the CPU has the
+// hardware-prefetch filter of EventSignal::prefetch_filter.
+u128 events_per_cycle(unsigned counter, std::uint64_t sel, const Segment& s, bool pentium_m) {
   const EventSignal* e = find_event(sel & kEventMask);
   // An event code the table does not know counts nothing [U]. So does an event programmed on
   // a counter it does not exist on (FLOPS on counter 1, MUL on counter 0) [U]: the datasheet
   // leaves the result undefined, and zero makes a driver's misplacement visible.
   if (e == nullptr || (e->counters & (1U << counter)) == 0) return 0;
   const unsigned umask = static_cast<unsigned>(sel >> kUmaskShift) & 0xFF;
+  // What the filter lets through: demand lines (00), prefetched lines (01), or both (10, 11).
+  const unsigned filter = (umask >> 4) & 0x3;
+  const bool filtered = pentium_m && e->prefetch_filter;
+  const bool demand = !filtered || filter != 0x1;
+  const bool prefetched = filtered && filter != 0x0;
   switch (e->kind) {
-    case Kind::plain: return signal(s, *e);
+    case Kind::plain:
+      return (demand ? signal(s, *e) : u128{0}) + (prefetched ? signal(s, *e, ".prefetch") : u128{0});
     case Kind::cycles: return s.per_cycle("cycles");
-    case Kind::mesi: {
-      u128 k = 0;
-      if (umask & 0x08) k += signal(s, *e, ".m");
-      if (umask & 0x04) k += signal(s, *e, ".e");
-      if (umask & 0x02) k += signal(s, *e, ".s");
-      if (umask & 0x01) k += signal(s, *e, ".i");
-      return k;
-    }
+    case Kind::mesi:
+      return (demand ? mesi_signal(s, *e, umask, "") : u128{0}) +
+             (prefetched ? mesi_signal(s, *e, umask, ".prefetch") : u128{0});
     case Kind::self_any: {
       u128 k = signal(s, *e, ".self");
       if (umask & 0x20) k += signal(s, *e, ".other");
@@ -329,7 +352,7 @@ void P6Device::count(unsigned i, const Segment& segment) {
   // updated only in cycles the counter counts (a cycle filtered out by USR/OS or EN neither
   // asserts nor deasserts), and cleared when the event select is written.
   const counting::Advance step =
-      counting::advance(ctr_[i], kWidth, segment.cycles, events_per_cycle(i, sel, segment),
+      counting::advance(ctr_[i], kWidth, segment.cycles, events_per_cycle(i, sel, segment, pentium_m_),
                         counting::evtsel::filter(sel), asserted_[i]);
   ctr_[i] = step.value;
   // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].

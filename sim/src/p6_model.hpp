@@ -15,6 +15,8 @@
 //  - Pentium M (family 6 models 9 and 13) only: MSR 0x1A0 IA32_MISC_ENABLE, whose bit 7
 //    "performance monitoring available" is read-only [1]; on the other P6 CPUs 0x1A0 is a #GP.
 //    The policies the sheet leaves open ([U]) are in p6_model.cpp, at the constructor.
+//  - Pentium M only: L2 events 24H, 26H, 27H, 29H filter hardware-prefetched lines by UMASK
+//    bits 5:4 [5a; SDM table A-17], counting the ".prefetch" signals (p6_model.cpp, EventSignal).
 // Not modelled: PPro erratum 26 (RDPMC on stepping < 9), LVTPC masking (interrupts() counts
 // every PMI the counters raise), the PM0/PM1 pins, IA32_MISC_ENABLE bits other than 7.
 #pragma once
@@ -43,8 +45,9 @@ class PMC_API P6Device final : public Device {
   static constexpr unsigned kWidth = 40;
 
   // Every P6 model has the same PMU registers and counting rules, and events are not filtered
-  // by model (an MMX event counts its signal on a Pentium Pro too). The CPU decides one thing
-  // only: on the Pentium M (family 6, model 9 or 13) IA32_MISC_ENABLE exists.
+  // by model (an MMX event counts its signal on a Pentium Pro too). The CPU decides two things
+  // only, both for the Pentium M (family 6, model 9 or 13): IA32_MISC_ENABLE exists, and the
+  // L2 events 24H, 26H, 27H, 29H take the hardware-prefetch filter in UMASK bits 5:4.
   // `perfmon_available` is the firmware's setting of IA32_MISC_ENABLE bit 7 (a BIOS may report
   // performance monitoring unavailable); it must be true on the other P6 CPUs.
   explicit P6Device(const CpuInfo& cpu, bool perfmon_available = true);

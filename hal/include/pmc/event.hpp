@@ -123,12 +123,17 @@ class PMC_API EventCatalog {
  public:
   // Loads an events file (or every *.toml in a directory, in name order). Throws pmc::Error
   // with file:line:column for malformed TOML, unknown keys, wrong types, out-of-range values.
-  // Events of a file for another backend are ignored; a later file overrides an earlier event
-  // of the same name and the result remembers which file won.
+  // Events of a file for another backend are ignored. One file may define a name more than
+  // once only with disjoint, non-empty `cpus` lists (one definition per CPU). A later file's
+  // definition replaces the earlier definitions of its name for the CPUs it applies to (all
+  // when it has no `cpus`); an earlier one keeps the CPUs the later does not name. Each
+  // definition remembers which file it came from.
   void load(const std::filesystem::path& path, std::string_view backend);
   void load_string(std::string_view toml, const std::string& name, std::string_view backend);
 
-  // Case-insensitive lookup among the events that apply to the CPU tag (all when empty).
+  // Case-insensitive lookup among the events that apply to the CPU tag (all when empty): names
+  // first, then aliases. A name has at most one definition per tag; with an empty tag the
+  // first definition in catalog order is found.
   [[nodiscard]] const EventDef* find(std::string_view name, std::string_view tag = {}) const;
   // The event a generic name stands for, and the unit masks it implies (empty = defaults).
   [[nodiscard]] const EventDef* find_generic(std::string_view generic, std::string_view tag,
@@ -138,7 +143,8 @@ class PMC_API EventCatalog {
   [[nodiscard]] const std::vector<CpuTag>& cpu_tags() const { return cpus_; }
   [[nodiscard]] const std::vector<std::string>& default_modifiers() const { return default_modifiers_; }
   [[nodiscard]] const std::vector<std::string>& files() const { return files_; }
-  // Events that apply to a CPU with the given tag (every event when tag is empty).
+  // Events that apply to a CPU with the given tag (every definition when tag is empty, so a
+  // name defined per CPU appears once per definition).
   [[nodiscard]] std::vector<const EventDef*> for_cpu(std::string_view tag) const;
   // Checks the tables themselves (duplicate codes, overlapping combinable bits, defaults that
   // name no mask, counters out of range). Returns one message per defect.
