@@ -428,3 +428,32 @@ desc = "Y everywhere"
   BOOST_TEST(c.find("Y", "a") == c.find("Y", "b"));
   BOOST_TEST(c.find("Y", "a")->code == 7u);
 }
+
+BOOST_AUTO_TEST_CASE(an_event_missing_on_this_cpu_names_every_cpu_it_exists_on) {
+  // Two definitions of one name, for CPU a and for CPU b; the session's CPU is c.
+  pmc::EventCatalog c;
+  std::string header = kHeader;
+  header.replace(header.find("b = \"CPU B\""), 11, "b = \"CPU B\"\nc = \"CPU C\"");
+  c.load_string(header + R"([[event]]
+name = "X"
+code = 0x11
+desc = "x on a"
+cpus = ["a"]
+[[event]]
+name = "X"
+code = 0x12
+desc = "x on b"
+cpus = ["b"]
+)",
+                "t.toml", "t");
+  pmc::PmuInfo pmu = two_counters();
+  pmu.cpu_tag = "c";
+  try {
+    (void)pmc::encode_with_catalog(pmc::parse_event("X"), c, pmu);
+    BOOST_ERROR("X encoded on CPU c");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST((e.code() == pmc::errc::not_found));
+    BOOST_TEST(std::string(e.what()).find("does not exist on this CPU (c); it exists on: a, b") != std::string::npos,
+               e.what());
+  }
+}

@@ -448,6 +448,19 @@ BOOST_FIXTURE_TEST_CASE(hal_events_follow_the_backends, Cli) {
   BOOST_TEST(contains(r.out, "[also cs]"), r);
 }
 
+BOOST_FIXTURE_TEST_CASE(per_cpu_definitions_say_their_cpus_without_a_cpu_tag, Cli) {
+  // p6 forced onto a CPU it has no tag for lists every definition; L2_LD has one for the
+  // PPro/PII/PIII and one for the Pentium M (backends/p6/events.toml).
+  Result r = pmc({"list", "--cpuid-dump", "amd-zen", "--backend", "p6", "L2_LD"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "\n    for CPUs: ppro, pii, piii\n"), r);
+  BOOST_TEST(contains(r.out, "\n    for CPUs: pm\n"), r);
+  // With a tag, only this CPU's definition, and no such line.
+  r = pmc(args({{"list"}, kP3, {"L2_LD"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(!contains(r.out, "for CPUs:"), r);
+}
+
 BOOST_FIXTURE_TEST_CASE(without_a_backend_the_hal_events_are_listed, Cli) {
   // No backend matches the AMD Zen dump: its PMU events cannot be listed, the HAL events can.
   Result r = pmc({"list", "--cpuid-dump", "amd-zen", "--json"});

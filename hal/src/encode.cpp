@@ -60,10 +60,18 @@ Encoding encode_with_catalog(const EventSpec& spec, const EventCatalog& catalog,
   }
   if (!def) {
     if (const EventDef* elsewhere = catalog.find(spec.name)) {
-      std::string where = pmu.cpu_tag;
+      // Every definition of the name (one per set of CPUs, docs/event-format.md) says where.
+      std::vector<std::string> cpus;
+      for (const auto& e : catalog.events()) {
+        bool named = iequal(e.name, spec.name);
+        for (const auto& a : e.aliases) named = named || iequal(a, spec.name);
+        if (!named) continue;
+        for (const auto& c : e.cpus)
+          if (std::find(cpus.begin(), cpus.end(), c) == cpus.end()) cpus.push_back(c);
+      }
       throw fail(errc::not_found, name_column,
                  fmt::format("event {} does not exist on this CPU ({}); it exists on: {}", elsewhere->name,
-                             where, join(elsewhere->cpus)));
+                             pmu.cpu_tag, join(cpus)));
     }
     throw fail(errc::not_found, name_column,
                fmt::format("unknown event '{}' for backend {} (see 'pmc list')", spec.name, pmu.name));

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -303,6 +304,9 @@ int cmd_list(const Options& o) {
       }
       fmt::print("    ({})\n", g.combinable ? "unit masks combine" : "choose one unit mask");
     }
+    // Without a CPU tag (a backend forced onto a CPU it has no tag for) every definition is
+    // listed, the per-CPU ones of one name too: say which CPUs each is for.
+    if (pmu.cpu_tag.empty() && !e->cpus.empty()) fmt::print("    for CPUs: {}\n", fmt::join(e->cpus, ", "));
     fmt::print("    from {}\n", e->source.str());
   }
   if (!builtin.empty()) {
