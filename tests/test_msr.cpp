@@ -215,6 +215,38 @@ BOOST_FIXTURE_TEST_CASE(a_session_drives_the_p6_driver_through_the_device, FakeT
   BOOST_TEST(CPU_EQUAL(&before, &after));  // the pin is undone with the session
 }
 
+// On a Pentium M the p6 driver reads IA32_MISC_ENABLE (0x1A0) before it programs anything
+// (sheet section 1: bit 7 "perfmon available" must be 1). The PMU geometry is the Pentium M's
+// (its allowlist has 0x1A0); the CPU stays this machine's, since access "msr" programs it.
+BOOST_FIXTURE_TEST_CASE(a_pentium_m_session_checks_misc_enable_through_the_device, FakeTree) {
+  make_device(0);
+  auto ctx = p6_msr_context();
+  ctx->pmu = ctx->backend().pmu(pmc::load_cpuid_dump(fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / "pentium-m.txt"));
+  BOOST_REQUIRE(ctx->pmu.cpu_tag == "pm");
+  {
+    poke(0, 0x1A0, 0);  // firmware cleared bit 7
+    pmc::detail::SessionImpl s(ctx, pmc::Scope::on_cpu(0), options);
+    s.add("INST_RETIRED:u");
+    try {
+      s.start();
+      BOOST_ERROR("a Pentium M with IA32_MISC_ENABLE[7] = 0 was programmed");
+    } catch (const pmc::Error& e) {
+      BOOST_TEST(contains(e.what(), "IA32_MISC_ENABLE (0x1A0) bit 7 is 0"), e.what());
+    }
+    BOOST_TEST(!s.running);
+    BOOST_TEST(peek(0, 0x186) == 0u);  // nothing written
+  }
+  {
+    poke(0, 0x1A0, 0x80);
+    pmc::detail::SessionImpl s(ctx, pmc::Scope::on_cpu(0), options);
+    s.add("INST_RETIRED:u");
+    s.start();
+    BOOST_TEST(peek(0, 0x186) == (0x100C0u | (1u << 22)));
+    s.stop();
+    BOOST_TEST(peek(0, 0x1A0) == 0x80u);  // read, never written
+  }
+}
+
 BOOST_FIXTURE_TEST_CASE(sessions_refuse_a_busy_pmu_and_the_watchdog, FakeTree) {
   make_device(0);
   poke(0, 0x186, 1u << 22);
