@@ -299,20 +299,42 @@ BOOST_AUTO_TEST_CASE(a_backend_without_a_profiling_driver_is_refused) {
   BOOST_TEST(s.profile_request().empty());
 }
 
-BOOST_AUTO_TEST_CASE(no_backend_is_refused) {
+// Without a backend a session profiles through Linux perf sampling (tests/test_perf_profile.cpp):
+// the request is accepted, and start() refuses a session without a sampling event, saying what
+// a PMU profile would need.
+BOOST_AUTO_TEST_CASE(no_backend_needs_a_sampling_event) {
   pmc::Config cfg;
   cfg.cpu = (kDumps / "amd-zen.txt").string();  // no backend matches it
   pmc::Hal hal = pmc::Hal::open(cfg);
   BOOST_TEST_REQUIRE(hal.backend() == nullptr);
   pmc::Session s = hal.session(pmc::Scope::this_thread());  // HAL events only
+  s.add("task-clock");
+  s.profile(levels_only());
   std::string message;
-  BOOST_TEST(error_of([&] { s.profile(levels_only()); }, &message) == errc::not_supported);
+  BOOST_TEST(error_of([&] { s.start(); }, &message) == errc::invalid_argument);
+  BOOST_TEST(contains(message, "counts no sampling event"), message);
+  BOOST_TEST(contains(message, "cpu-clock:period=100000"), message);
   BOOST_TEST(contains(message, "no backend matches this CPU (AuthenticAMD"), message);
   BOOST_TEST(contains(message, "--backend alpha21064_sim"), message);
 }
 
-BOOST_AUTO_TEST_CASE(access_msr_and_perf_are_refused) {
-  for (const char* access : {"perf", "msr"}) {
+// Access "perf" samples the HAL clock events; access "msr" cannot receive interrupts.
+BOOST_AUTO_TEST_CASE(access_msr_is_refused_and_perf_needs_a_sampling_event) {
+  {
+    pmc::Config cfg;
+    cfg.cpu = (kDumps / "pentium-iii.txt").string();
+    cfg.backend = "alpha21064_sim";
+    cfg.access = "perf";
+    pmc::Hal hal = pmc::Hal::open(cfg);
+    pmc::Session s = hal.session();
+    s.add("cpu-clock");
+    s.profile(levels_only());
+    std::string message;
+    BOOST_TEST(error_of([&] { s.start(); }, &message) == errc::invalid_argument);
+    BOOST_TEST(contains(message, "counts no sampling event; add cpu-clock or task-clock with a sampling period"),
+               message);
+  }
+  for (const char* access : {"msr"}) {
     pmc::Config cfg;
     cfg.cpu = (kDumps / "pentium-iii.txt").string();
     cfg.backend = "alpha21064_sim";
@@ -479,7 +501,7 @@ BOOST_FIXTURE_TEST_CASE(pmc_profile_refusals, Cli) {
 
   r = pmc({"profile", "--backend", "alpha21064_sim"});
   BOOST_TEST(r.status == 2, r);
-  BOOST_TEST(contains(r.err, "--workload is required"), r);
+  BOOST_TEST(contains(r.err, "needs a command (pmc profile [-e EVENTS] -- COMMAND ARGS...) or --workload FILE"), r);
 
   r = pmc({"profile", "--backend", "alpha21064_sim", "--workload", "no-such-workload"});
   BOOST_TEST(r.status == 1, r);

@@ -115,14 +115,32 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
                                              fmt::format("HAL event {} takes no unit masks", found->name)));
   // Software events take the privilege filters u and k (perf's exclude_user/exclude_kernel),
   // with the libpfm4 meaning: naming one of them clears the other unless it is named too.
-  std::optional<std::uint64_t> u, k;
+  std::optional<std::uint64_t> u, k, period;
+  const bool clock = found->kind == HalEventKind::software &&
+                     (found->config == PERF_COUNT_SW_CPU_CLOCK || found->config == PERF_COUNT_SW_TASK_CLOCK);
   for (const auto& m : spec.modifiers) {
+    if (m.name == "period") {
+      // Sampling: perf's sample_period in ns of the clock; only the two clock events have one.
+      if (!clock)
+        throw Error(errc::attribute,
+                    event_error(spec, m.column,
+                                fmt::format("modifier 'period' samples the clock events cpu-clock and task-clock only, "
+                                            "not HAL event {}",
+                                            found->name)));
+      if (period)
+        throw Error(errc::attribute, event_error(spec, m.column, "modifier 'period' given twice"));
+      if (!m.value || *m.value == 0)
+        throw Error(errc::attribute_value,
+                    event_error(spec, m.column, "modifier 'period' takes a sampling period in ns above 0"));
+      period = *m.value;
+      continue;
+    }
     const bool privilege = m.name == "u" || m.name == "k";
     if (!privilege || found->kind == HalEventKind::tsc)
       throw Error(errc::attribute,
                   event_error(spec, m.column,
                               fmt::format("unknown modifier '{}' for HAL event {} (accepted: {})", m.name, found->name,
-                                          found->kind == HalEventKind::tsc ? "none" : "u, k")));
+                                          found->kind == HalEventKind::tsc ? "none" : clock ? "u, k, period" : "u, k")));
     auto& slot = m.name == "u" ? u : k;
     if (slot) throw Error(errc::attribute, event_error(spec, m.column, fmt::format("modifier '{}' given twice", m.name)));
     std::uint64_t v = m.value.value_or(1);
@@ -146,8 +164,10 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
   h.encoding.config = found->config;
   h.encoding.canonical = found->kind == HalEventKind::tsc ? fmt::format("hal::{}", found->name)
                                                           : fmt::format("hal::{}:u={}:k={}", found->name, *u, *k);
+  if (period) h.encoding.canonical += fmt::format(":period={}", *period);
   h.exclude_user = *u == 0;
   h.exclude_kernel = *k == 0;
+  h.period = period.value_or(0);
   return h;
 }
 

@@ -100,6 +100,7 @@ struct HalEvent {
   Encoding encoding;            // canonical "hal::NAME" (software: ":u=U:k=K"), config, no counters
   bool exclude_user = false;    // software events: the u and k modifiers
   bool exclude_kernel = false;
+  std::uint64_t period = 0;     // cpu-clock, task-clock: `period=N` samples every N ns; 0: counts only
 };
 // The HAL event an event string names ("task-clock", "cs:u", "hal::tsc"), or nullopt when it
 // is not one (then it is the backend's). Throws for a HAL event with bad modifiers, and for an

@@ -302,6 +302,21 @@ PerfAccess::PerfAccess(const Scope& scope, AccessOptions options) : scope_(scope
 PerfAccess::~PerfAccess() {
   for (auto& t : targets_)
     for (std::size_t i = t.fds.size(); i-- > 0;) close_event(t, i);
+  for (auto& sampler : samplers_)
+    for (auto& s : sampler) close_sample_fd(s);
+}
+
+void PerfAccess::close_sample_fd(SampleFd& s) {
+  if (s.map) munmap(s.map, s.map_bytes);
+  if (s.fd >= 0) ::close(s.fd);
+  s.map = nullptr;
+  s.fd = -1;
+}
+
+const std::string& PerfAccess::group_name() const {
+  for (std::size_t i = 0; i < events_.size(); ++i)
+    if (!slots_[i].sampling) return events_[i].event;
+  return events_.front().event;
 }
 
 void PerfAccess::close_event(Target& t, std::size_t i) {
@@ -325,7 +340,9 @@ int PerfAccess::leader_fd(std::size_t target) const {
 
 std::size_t PerfAccess::add(const PerfEventSpec& event) {
   if (running_) throw Error(errc::invalid_argument, "cannot add a perf event while the counters run");
+  if (event.sample_period) return add_sampler(event);
   const std::size_t index = events_.size();
+  const std::size_t pos = targets_.front().fds.size();  // its place in each target's group
   const bool inherit = scope_.inherit && (scope_.kind == Scope::Kind::thread || scope_.kind == Scope::Kind::process);
   std::size_t opened = 0;
   try {
@@ -371,10 +388,11 @@ std::size_t PerfAccess::add(const PerfEventSpec& event) {
       ++opened;
     }
   } catch (...) {
-    for (std::size_t k = 0; k < opened; ++k) close_event(targets_[k], index);
+    for (std::size_t k = 0; k < opened; ++k) close_event(targets_[k], pos);
     throw;
   }
   events_.push_back(event);
+  slots_.push_back({false, pos});
   // Every count restarts from zero when the event set changes.
   if (index > 0) reset();
   return index;
@@ -385,9 +403,14 @@ void PerfAccess::start() {
   // With enable_on_exec the kernel switches the group on when the process calls exec.
   if (!(scope_.enable_on_exec && !started_once_)) {
     for (auto& t : targets_)
-      if (ioctl(t.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0)
+      if (!t.fds.empty() && ioctl(t.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0)
         throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_ENABLE on the group of {}: {}",
-                                                     events_[0].event, std::strerror(errno)));
+                                                     group_name(), std::strerror(errno)));
+    for (std::size_t i = 0; i < samplers_.size(); ++i)
+      for (auto& s : samplers_[i])
+        if (ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+          throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_ENABLE on sampling event {}: {}",
+                                                       s.fd, std::strerror(errno)));
   }
   started_once_ = true;
   running_ = true;
@@ -397,9 +420,15 @@ void PerfAccess::stop() {
   if (!running_) return;
   running_ = false;
   for (auto& t : targets_)
-    if (ioctl(t.fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) != 0)
+    if (!t.fds.empty() && ioctl(t.fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) != 0)
       throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_DISABLE on the group of {}: {}",
-                                                   events_[0].event, std::strerror(errno)));
+                                                   group_name(), std::strerror(errno)));
+  for (auto& sampler : samplers_)
+    for (auto& s : sampler)
+      if (ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0) != 0)
+        throw Error(errc::not_supported,
+                    fmt::format("perf: PERF_EVENT_IOC_DISABLE on a sampling event: {}", std::strerror(errno)));
+  drain();
 }
 
 std::vector<PerfAccess::Raw> PerfAccess::read_target(Target& t) {
@@ -426,9 +455,9 @@ std::vector<PerfAccess::Raw> PerfAccess::read_target(Target& t) {
     got = ::read(t.fds[0], buf.data(), buf.size() * sizeof(std::uint64_t));
   } while (got < 0 && errno == EINTR);
   if (got < 0)
-    throw Error(errc::io, fmt::format("perf: reading the group of {}: {}", events_[0].event, std::strerror(errno)));
+    throw Error(errc::io, fmt::format("perf: reading the group of {}: {}", group_name(), std::strerror(errno)));
   if (static_cast<std::size_t>(got) < 3 * sizeof(std::uint64_t) || buf[0] != n)
-    throw Error(errc::io, fmt::format("perf: the group of {} read {} bytes for {} events", events_[0].event, got, n));
+    throw Error(errc::io, fmt::format("perf: the group of {} read {} bytes for {} events", group_name(), got, n));
   std::vector<Raw> out(n);
   for (std::size_t k = 0; k < n; ++k) {
     const std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
@@ -440,18 +469,195 @@ std::vector<PerfAccess::Raw> PerfAccess::read_target(Target& t) {
   return out;
 }
 
+PerfAccess::Raw PerfAccess::read_sample_fd(const SampleFd& s) const {
+  std::uint64_t buf[3] = {};
+  ssize_t got = 0;
+  do {
+    got = ::read(s.fd, buf, sizeof buf);
+  } while (got < 0 && errno == EINTR);
+  if (got != static_cast<ssize_t>(sizeof buf))
+    throw Error(errc::io, fmt::format("perf: reading a sampling event: {}", got < 0 ? std::strerror(errno) : "short read"));
+  return {buf[0], buf[1], buf[2]};
+}
+
+std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
+  const bool inherit = scope_.inherit && (scope_.kind == Scope::Kind::thread || scope_.kind == Scope::Kind::process);
+  std::vector<int> cpus;
+  if (inherit) cpus = online_cpus(options_.sysfs_root);
+  std::vector<SampleFd> fds;
+  auto give_up = [&] {
+    for (auto& s : fds) close_sample_fd(s);
+  };
+  try {
+    for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
+      const Target& t = targets_[ti];
+      std::vector<int> on = {t.cpu};
+      if (t.cpu < 0 && inherit) on = cpus;
+      for (int cpu : on) {
+        perf_event_attr attr{};
+        attr.size = sizeof(attr);
+        attr.type = event.type;
+        attr.config = event.config;
+        attr.exclude_user = event.exclude_user;
+        attr.exclude_kernel = event.exclude_kernel;
+        attr.sample_period = event.sample_period;
+        attr.sample_type = PERF_SAMPLE_IP;
+        attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+        attr.inherit = inherit;
+        attr.disabled = 1;
+        attr.enable_on_exec = scope_.enable_on_exec;
+        long fd = -1;
+        do {
+          fd = perf_event_open(&attr, t.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+          const int err = errno;
+          throw Error(err == EACCES || err == EPERM ? errc::permission : errc::not_supported,
+                      perf_open_error(err, event, scope_, t.pid, cpu, perf_facts(options_)));
+        }
+        SampleFd s;
+        s.target = ti;
+        s.fd = static_cast<int>(fd);
+        fds.push_back(s);
+        SampleFd& added = fds.back();
+        int err = 0;
+        for (std::size_t pages = kRingPages; pages >= 1 && !added.map; pages /= 2) {
+          const std::size_t bytes = (1 + pages) * kPageSize;
+          void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, added.fd, 0);
+          if (map == MAP_FAILED) {
+            err = errno;
+            continue;
+          }
+          added.map = map;
+          added.map_bytes = bytes;
+          ring_bytes_ = pages * kPageSize;
+        }
+        if (!added.map)
+          throw Error(err == EPERM ? errc::permission : errc::not_supported,
+                      fmt::format("perf: mapping the sample buffer of {}{}: {} ({}); "
+                                  "/proc/sys/kernel/perf_event_mlock_kb limits these buffers for users without "
+                                  "CAP_IPC_LOCK",
+                                  event.describe(), cpu >= 0 ? fmt::format(" on CPU {}", cpu) : std::string(),
+                                  std::strerror(err), errno_name(err)));
+      }
+    }
+  } catch (...) {
+    give_up();
+    throw;
+  }
+  const std::size_t index = events_.size();
+  events_.push_back(event);
+  slots_.push_back({true, samplers_.size()});
+  samplers_.push_back(std::move(fds));
+  if (samples_.empty())
+    for (const auto& t : targets_) {
+      samples_.emplace_back();
+      samples_.back().cpu = t.cpu;
+    }
+  if (index > 0) reset();
+  return index;
+}
+
+void PerfAccess::drain() {
+  for (auto& sampler : samplers_)
+    for (auto& s : sampler) drain(s);
+}
+
+// The ring buffer protocol of include/uapi/linux/perf_event.h: records from data_tail (ours) up
+// to data_head (the kernel's, read with acquire), wrapping at data_size; then data_tail is
+// stored with release so that the kernel may overwrite what was read.
+void PerfAccess::drain(SampleFd& s) {
+  if (!s.map) return;
+  auto* page = static_cast<perf_event_mmap_page*>(s.map);
+  const std::uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+  std::uint64_t tail = page->data_tail;
+  const std::uint64_t size = page->data_size ? page->data_size : s.map_bytes - kPageSize;
+  const std::uint64_t offset = page->data_offset ? page->data_offset : kPageSize;
+  const auto* data = static_cast<const unsigned char*>(s.map) + offset;
+  auto copy = [&](std::uint64_t pos, void* to, std::size_t n) {
+    const std::size_t at = static_cast<std::size_t>(pos % size);
+    const std::size_t first = std::min<std::size_t>(n, static_cast<std::size_t>(size) - at);
+    std::memcpy(to, data + at, first);
+    std::memcpy(static_cast<unsigned char*>(to) + first, data, n - first);
+  };
+  PerfSamples& out = samples_[s.target];
+  while (head - tail >= sizeof(perf_event_header)) {
+    perf_event_header h{};
+    copy(tail, &h, sizeof h);
+    if (h.size < sizeof h || h.size > head - tail) {  // not a record boundary: start over at the head
+      tail = head;
+      break;
+    }
+    if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + sizeof(std::uint64_t)) {
+      std::uint64_t ip = 0;
+      copy(tail + sizeof h, &ip, sizeof ip);
+      switch (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+        case PERF_RECORD_MISC_USER: ++out.levels[0]; ++out.user[ip]; break;
+        case PERF_RECORD_MISC_KERNEL: ++out.levels[1]; ++out.kernel[ip]; break;
+        case PERF_RECORD_MISC_HYPERVISOR: ++out.levels[2]; break;
+        case PERF_RECORD_MISC_GUEST_KERNEL: ++out.levels[3]; break;
+        case PERF_RECORD_MISC_GUEST_USER: ++out.levels[4]; break;
+        default: ++out.unknown; break;
+      }
+    } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 2 * sizeof(std::uint64_t)) {
+      std::uint64_t lost[2] = {};  // id, lost
+      copy(tail + sizeof h, lost, sizeof lost);
+      out.lost += lost[1];
+    }
+    tail += h.size;
+  }
+  __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
+}
+
 void PerfAccess::reset() {
-  for (auto& t : targets_) t.base = read_target(t);
+  for (auto& t : targets_)
+    if (!t.fds.empty()) t.base = read_target(t);
+  for (auto& sampler : samplers_)
+    for (auto& s : sampler) s.base = read_sample_fd(s);
+  drain();
+  for (auto& s : samples_) {
+    const int cpu = s.cpu;
+    s = PerfSamples();
+    s.cpu = cpu;
+  }
 }
 
 std::vector<std::vector<Count>> PerfAccess::read() {
+  drain();
   std::vector<std::vector<Count>> out(events_.size());
-  for (auto& t : targets_) {
-    const std::vector<Raw> raw = read_target(t);
+  for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
+    Target& t = targets_[ti];
+    std::vector<Raw> raw;
+    if (!t.fds.empty()) raw = read_target(t);
     for (std::size_t i = 0; i < events_.size(); ++i) {
-      const Raw& b = t.base[i];
-      Count c = scale_count(raw[i].value - b.value, raw[i].time_enabled - b.time_enabled,
-                            raw[i].time_running - b.time_running);
+      Count c;
+      if (!slots_[i].sampling) {
+        const std::size_t p = slots_[i].pos;
+        const Raw& b = t.base[p];
+        c = scale_count(raw[p].value - b.value, raw[p].time_enabled - b.time_enabled,
+                        raw[p].time_running - b.time_running);
+      } else {
+        // The target's fds of this sampling event: one, or one per CPU of an inherited task
+        // event. Per CPU, each fd is enabled for the task's whole time and runs while the task
+        // is on its CPU: the values add up, and a software event is never multiplexed.
+        std::vector<Count> parts;
+        for (const SampleFd& s : samplers_[slots_[i].pos]) {
+          if (s.target != ti) continue;
+          const Raw r = read_sample_fd(s);
+          parts.push_back(scale_count(r.value - s.base.value, r.time_enabled - s.base.time_enabled,
+                                      r.time_running - s.base.time_running));
+        }
+        if (parts.size() == 1) {
+          c = parts.front();
+        } else {
+          for (const Count& p : parts) {
+            c.value += p.value;
+            c.time_enabled = std::max(c.time_enabled, p.time_enabled);
+            if (p.time_running) c.time_running = 1;
+          }
+          c.time_running = c.time_running ? c.time_enabled : 0;
+        }
+      }
       if (scope_.kind == Scope::Kind::each_cpu) {
         c.cpu = t.cpu;
         out[i].push_back(c);

@@ -12,11 +12,13 @@
 
 #include <linux/perf_event.h>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace pmc::detail {
@@ -29,6 +31,9 @@ struct PMC_API PerfEventSpec {
   bool exclude_user = false;
   bool exclude_kernel = false;
   bool hardware = false;        // a raw PMU event (for messages)
+  // Sampling (the HAL clock events' `period=N`): a sample (PERF_SAMPLE_IP) every N of the
+  // event's units, written to the event's mmap ring buffer; 0: counting only.
+  std::uint64_t sample_period = 0;
   // "task-clock, software" or "INST_RETIRED, raw 0xc0": how messages name it.
   [[nodiscard]] std::string describe() const;
 };
@@ -123,8 +128,25 @@ std::optional<UserPageRead> read_user_page(const volatile perf_event_mmap_page& 
   return UserPageRead{count, enabled, running};
 }
 
+// What the sampling events of one target wrote to their ring buffers since the last reset.
+struct PerfSamples {
+  int cpu = -1;  // the target's CPU (per-CPU scopes); -1 otherwise
+  // By the sample header's cpumode (misc & PERF_RECORD_MISC_CPUMODE_MASK): user, kernel,
+  // hypervisor, guest kernel, guest user.
+  std::array<std::uint64_t, 5> levels{};
+  std::uint64_t unknown = 0;  // cpumode unknown: in no level and no address space
+  std::uint64_t lost = 0;     // PERF_RECORD_LOST: samples the kernel dropped (ring buffer full)
+  std::unordered_map<std::uint64_t, std::uint64_t> user, kernel;  // sampled IP -> samples
+};
+inline constexpr const char* kPerfLevelNames[5] = {"user", "kernel", "hypervisor", "guest kernel", "guest user"};
+
 class PMC_API PerfAccess final : public Access {
  public:
+  // Data pages of each sampling event's ring buffer (plus one header page): 256 KiB with 4 KiB
+  // pages, 16,384 samples of 16 bytes. Halved while the kernel refuses the mapping
+  // (perf_event_mlock_kb for users without CAP_IPC_LOCK).
+  static constexpr std::size_t kRingPages = 64;
+
   // The targets follow from the scope: this thread; each thread of a process (only the process
   // itself with enable_on_exec); one CPU; every online CPU.
   PerfAccess(const Scope& scope, AccessOptions options);
@@ -140,6 +162,17 @@ class PMC_API PerfAccess final : public Access {
   void stop() override;
   void reset() override;
   [[nodiscard]] std::vector<std::vector<Count>> read() override;
+  void poll() override { drain(); }
+
+  // Sampling events: a sampling event is not in the group. With inherit on a thread or process
+  // target it is opened once per online CPU (pid, cpu) (the kernel maps no ring buffer of an
+  // inherited per-task event; per CPU, the samples of inherited children go to the parent
+  // event's buffer), otherwise on the target itself. drain() reads every ring buffer into
+  // samples(); stop(), read() and poll() drain too.
+  void drain();
+  [[nodiscard]] const std::vector<PerfSamples>& samples() const { return samples_; }  // one per target
+  [[nodiscard]] bool sampling() const { return !samplers_.empty(); }
+  [[nodiscard]] std::size_t ring_bytes() const { return ring_bytes_; }  // data bytes of the last buffer mapped
 
   [[nodiscard]] std::size_t size() const { return events_.size(); }
   [[nodiscard]] std::vector<int> cpus() const;             // the targets' CPUs (each_cpu)
@@ -158,13 +191,34 @@ class PMC_API PerfAccess final : public Access {
     std::vector<void*> pages;  // mmap'ed user pages (thread scope), nullptr where none
     std::vector<Raw> base;     // the raw values at the last reset
   };
+  // One fd of a sampling event, with its ring buffer.
+  struct SampleFd {
+    std::size_t target = 0;  // index into targets_
+    int fd = -1;
+    void* map = nullptr;
+    std::size_t map_bytes = 0;
+    Raw base;
+  };
+  struct Slot {
+    bool sampling = false;
+    std::size_t pos = 0;  // grouped: position in Target::fds; sampling: index into samplers_
+  };
   std::vector<Raw> read_target(Target& t);
+  Raw read_sample_fd(const SampleFd& s) const;
+  std::size_t add_sampler(const PerfEventSpec& event);
+  void drain(SampleFd& s);
+  [[nodiscard]] const std::string& group_name() const;
   static void close_event(Target& t, std::size_t i);
+  static void close_sample_fd(SampleFd& s);
 
   Scope scope_;
   AccessOptions options_;
   std::vector<Target> targets_;
   std::vector<PerfEventSpec> events_;
+  std::vector<Slot> slots_;                    // per event
+  std::vector<std::vector<SampleFd>> samplers_;  // per sampling event
+  std::vector<PerfSamples> samples_;           // per target
+  std::size_t ring_bytes_ = 0;
   long owner_tid_ = 0;
   bool running_ = false;
   bool started_once_ = false;

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace pmc {
 
 std::string Scope::describe() const {
@@ -94,6 +96,7 @@ void SessionImpl::add_hal_event(HalEvent h) {
     p.config = h.info->config;
     p.exclude_user = h.exclude_user;
     p.exclude_kernel = h.exclude_kernel;
+    p.sample_period = h.period;
     try {
       index = perf().add(p);
     } catch (...) {
@@ -102,6 +105,7 @@ void SessionImpl::add_hal_event(HalEvent h) {
     }
     access = perf_.get();
   }
+  if (h.period) ++sampling_events_;
   encodings.push_back(std::move(h.encoding));
   entries_.push_back({access, index, nullptr});
 }
@@ -201,32 +205,33 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
     entries_[backend_events_[i]].counter = &ctx->pmu.counters[slots[i]];
 }
 
-// Profiling needs counter interrupts: a backend whose driver samples at them (ProfilingDriver)
-// and an access method that can receive them (only the simulated device, so far).
+// Profiling needs interrupts: either Linux perf sampling the HAL clock events given a period
+// (without a backend, with access "perf", or whenever the session has such an event), or a
+// backend whose driver samples at its counters' interrupts (ProfilingDriver) and an access
+// method that can receive them (only the simulated device, so far).
 void SessionImpl::profile(const ProfileRequest& request) {
   if (running) throw Error(errc::invalid_argument, "cannot change profiling while the session is counting");
   if (request.empty()) {
     if (registers_) registers_->set_profile(nullptr, {});
     profile_request = {};
+    perf_profile_ = false;
     return;
   }
-  if (!ctx->loaded)
-    throw Error(errc::not_supported,
-                fmt::format("profiling samples at the interrupts of a PMU's counters, and no backend matches this CPU "
-                            "({}); profile a simulated PMU instead (pmc profile --backend alpha21064_sim --workload "
-                            "alpha-profile)",
-                            describe(ctx->cpu)));
+  if (!ctx->loaded || ctx->access == "perf" || sampling_events_ > 0) {
+    if (request.pc && request.pc->start >= request.pc->end)
+      throw Error(errc::invalid_argument,
+                  fmt::format("the PC range [{:#x}, {:#x}) is empty", request.pc->start, request.pc->end));
+    if (registers_) registers_->set_profile(nullptr, {});
+    profile_request = request;  // the samples collected so far are kept: only the view changes
+    perf_profile_ = true;
+    return;
+  }
   const Backend& backend = ctx->backend();
   const auto* driver = dynamic_cast<const ProfilingDriver*>(&backend);
   if (!driver)
     throw Error(errc::not_supported,
                 fmt::format("backend '{}' collects no profiles: its driver does not sample at counter interrupts (it "
                             "implements no pmc::ProfilingDriver); the alpha21064_sim backend does",
-                            backend.name()));
-  if (ctx->access == "perf")
-    throw Error(errc::not_supported,
-                fmt::format("profiling through access 'perf' is not implemented (it would sample with "
-                            "perf_event_open); backend '{}' profiles with access = \"sim\" on a simulated workload",
                             backend.name()));
   if (ctx->access != "sim")
     throw Error(errc::not_supported,
@@ -236,10 +241,58 @@ void SessionImpl::profile(const ProfileRequest& request) {
   driver->check_profile(ctx->pmu, request);  // throws: nothing changed
   registers_->set_profile(driver, request);
   profile_request = request;
+  perf_profile_ = false;
+}
+
+std::vector<PerfSamples> SessionImpl::merged_samples() {
+  std::vector<PerfSamples> out;
+  if (!perf_ || !perf_->sampling()) return out;
+  perf_->drain();
+  if (scope.kind == Scope::Kind::each_cpu) return perf_->samples();
+  PerfSamples sum;
+  for (const PerfSamples& s : perf_->samples()) {
+    for (std::size_t i = 0; i < sum.levels.size(); ++i) sum.levels[i] += s.levels[i];
+    sum.unknown += s.unknown;
+    sum.lost += s.lost;
+    for (const auto& [ip, n] : s.user) sum.user[ip] += n;
+    for (const auto& [ip, n] : s.kernel) sum.kernel[ip] += n;
+  }
+  out.push_back(std::move(sum));
+  return out;
+}
+
+std::vector<PcCount> SessionImpl::sampled_pcs(AddressSpace space) {
+  std::vector<PcCount> out;
+  for (const PerfSamples& s : merged_samples())
+    for (const auto& [ip, n] : space == AddressSpace::user ? s.user : s.kernel) out.push_back({ip, n});
+  std::sort(out.begin(), out.end(), [](const PcCount& a, const PcCount& b) { return a.pc < b.pc; });
+  // each_cpu: one address may come from several CPUs
+  std::vector<PcCount> merged;
+  for (const PcCount& c : out) {
+    if (!merged.empty() && merged.back().pc == c.pc) merged.back().samples += c.samples;
+    else merged.push_back(c);
+  }
+  return merged;
+}
+
+std::uint64_t SessionImpl::lost_samples() {
+  std::uint64_t lost = 0;
+  for (const PerfSamples& s : merged_samples()) lost += s.lost;
+  return lost;
 }
 
 std::vector<LevelHistogram> SessionImpl::level_histograms() {
   std::vector<LevelHistogram> out;
+  if (perf_profile_) {
+    if (!profile_request.levels || !perf_profiled_) return out;
+    for (const PerfSamples& s : merged_samples()) {
+      LevelHistogram h;
+      h.cpu = s.cpu;
+      for (std::size_t i = 0; i < s.levels.size(); ++i) h.bins.push_back({kPerfLevelNames[i], s.levels[i]});
+      out.push_back(std::move(h));
+    }
+    return out;
+  }
   if (registers_)
     if (auto h = registers_->levels()) out.push_back(std::move(*h));
   return out;
@@ -247,6 +300,24 @@ std::vector<LevelHistogram> SessionImpl::level_histograms() {
 
 std::vector<PcProfile> SessionImpl::pc_profiles() {
   std::vector<PcProfile> out;
+  if (perf_profile_) {
+    if (!profile_request.pc || !perf_profiled_) return out;
+    const PcRange& range = *profile_request.pc;
+    const std::uint64_t bytes = range.end - range.start;
+    std::uint64_t bucket = 16;  // the Alpha's; doubled until at most 2^20 buckets
+    while ((bytes + bucket - 1) / bucket > (std::uint64_t{1} << 20)) bucket *= 2;
+    for (const PerfSamples& s : merged_samples()) {
+      PcProfile p;
+      p.cpu = s.cpu;
+      p.range = range;
+      p.bucket_bytes = bucket;
+      p.samples.assign(static_cast<std::size_t>((bytes + bucket - 1) / bucket), 0);
+      for (const auto& [ip, n] : range.space == AddressSpace::user ? s.user : s.kernel)
+        if (ip >= range.start && ip < range.end) p.samples[static_cast<std::size_t>((ip - range.start) / bucket)] += n;
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
   if (registers_)
     if (auto p = registers_->pc_profile()) out.push_back(std::move(*p));
   return out;
@@ -255,7 +326,16 @@ std::vector<PcProfile> SessionImpl::pc_profiles() {
 void SessionImpl::start() {
   if (running) return;
   if (encodings.empty()) throw Error(errc::invalid_argument, "the session has no events to count");
-  if (!profile_request.empty() && backend_events_.empty())
+  if (!profile_request.empty() && perf_profile_ && sampling_events_ == 0)
+    throw Error(errc::invalid_argument,
+                fmt::format("the session profiles but counts no sampling event; add cpu-clock or task-clock with a "
+                            "sampling period in ns (cpu-clock:period=100000){}",
+                            ctx->loaded ? std::string()
+                                        : fmt::format(" (a PMU's counter interrupts need a backend, and no backend "
+                                                      "matches this CPU ({}); a simulated PMU profiles with pmc "
+                                                      "profile --backend alpha21064_sim --workload alpha-profile)",
+                                                      describe(ctx->cpu))));
+  if (!profile_request.empty() && !perf_profile_ && backend_events_.empty())
     throw Error(errc::invalid_argument,
                 "the session profiles at counter interrupts but counts no PMU event; add one (cycles, for example)");
   std::vector<Access*> started;
@@ -274,6 +354,7 @@ void SessionImpl::start() {
     throw;
   }
   running = true;
+  if (perf_profile_) perf_profiled_ = true;
 }
 
 void SessionImpl::stop() {
@@ -359,6 +440,8 @@ void Session::profile(const ProfileRequest& request) { impl_->profile(request); 
 const ProfileRequest& Session::profile_request() const { return impl_->profile_request; }
 std::vector<LevelHistogram> Session::level_histograms() { return impl_->level_histograms(); }
 std::vector<PcProfile> Session::pc_profiles() { return impl_->pc_profiles(); }
+std::vector<PcCount> Session::sampled_pcs(AddressSpace space) { return impl_->sampled_pcs(space); }
+std::uint64_t Session::lost_samples() { return impl_->lost_samples(); }
 const Scope& Session::scope() const { return impl_->scope; }
 
 }  // namespace pmc

@@ -34,6 +34,9 @@ class PMC_API SessionImpl {
   void profile(const ProfileRequest& request);
   std::vector<LevelHistogram> level_histograms();
   std::vector<PcProfile> pc_profiles();
+  std::vector<PcCount> sampled_pcs(AddressSpace space);
+  std::uint64_t lost_samples();
+  [[nodiscard]] const PerfAccess* perf_access() const { return perf_.get(); }
 
   std::shared_ptr<const Context> ctx;
   Scope scope;
@@ -55,6 +58,7 @@ class PMC_API SessionImpl {
   void add_perf_event(const EventSpec& spec);
   void open_msr(const EventSpec& spec);
   PerfAccess& perf();
+  [[nodiscard]] std::vector<PerfSamples> merged_samples();  // per CPU (each_cpu) or summed
   [[nodiscard]] std::vector<Access*> accesses() const;  // in start order
   [[nodiscard]] std::vector<int> cpus();                // Scope each_cpu: the CPUs read
 
@@ -64,6 +68,9 @@ class PMC_API SessionImpl {
   std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"
   std::unique_ptr<PerfAccess> perf_;           // software events, and access "perf"
   std::unique_ptr<TscAccess> tsc_;
+  std::size_t sampling_events_ = 0;  // HAL clock events with period=
+  bool perf_profile_ = false;        // the profile request is served by perf sampling
+  bool perf_profiled_ = false;       // ... and the session has started since
 };
 
 }  // namespace pmc::detail

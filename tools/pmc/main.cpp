@@ -1,5 +1,5 @@
 // pmc: probe the CPU, list and encode events, count events of a command or a simulated workload,
-// profile a simulated workload.
+// profile a command (Linux perf sampling) or a simulated workload.
 // Errors are one line on stderr; exit 2 for usage errors, 1 for everything else.
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
@@ -536,6 +536,71 @@ double percent(std::uint64_t part, std::uint64_t whole) {
 
 const char* space_name(pmc::AddressSpace s) { return s == pmc::AddressSpace::kernel ? "kernel" : "user"; }
 
+// The `levels` and `pc_profile` members of a profile's JSON document; `chosen` says where the
+// range came from.
+void profile_json(json& out, const pmc::LevelHistogram* levels, const pmc::PcProfile* profile, std::size_t top,
+                  const std::string& chosen) {
+  if (levels) {
+    json bins = json::array();
+    for (const auto& b : levels->bins) bins.push_back({{"label", b.label}, {"samples", b.samples}});
+    out["levels"] = {{"total", levels->total()}, {"bins", bins}};
+  } else {
+    out["levels"] = nullptr;
+  }
+  if (profile) {
+    const std::size_t with_samples = static_cast<std::size_t>(
+        std::count_if(profile->samples.begin(), profile->samples.end(), [](std::uint64_t v) { return v != 0; }));
+    json hottest = json::array();
+    for (const auto& b : profile->hottest(top))
+      hottest.push_back({{"start", hex(b.start)}, {"end", hex(b.end)}, {"samples", b.samples}});
+    out["pc_profile"] = {{"space", space_name(profile->range.space)},
+                         {"start", hex(profile->range.start)},
+                         {"end", hex(profile->range.end)},
+                         {"chosen", chosen},
+                         {"bucket_bytes", profile->bucket_bytes},
+                         {"buckets", profile->samples.size()},
+                         {"buckets_with_samples", with_samples},
+                         {"total", profile->total()},
+                         {"hottest", hottest}};
+  } else {
+    out["pc_profile"] = nullptr;
+  }
+}
+
+// The level histogram as bars scaled to the fullest bin; `samples` names what a sample is.
+void print_levels(std::FILE* out, const pmc::LevelHistogram& levels, const char* samples) {
+  std::uint64_t max = 0;
+  for (const auto& b : levels.bins) max = std::max(max, b.samples);
+  fmt::print(out, " Execution level at each of the {} {}:\n\n", group_digits(levels.total()), samples);
+  for (const auto& b : levels.bins)
+    fmt::print(out, "   {:<16} {:>12} {:>6.1f}%  |{}\n", b.label, group_digits(b.samples), percent(b.samples, levels.total()),
+               bar(b.samples, max));
+  fmt::print(out, "\n");
+}
+
+// The PC profile's hottest buckets; `chosen_note` (when the range was not given) says how it was
+// chosen.
+void print_pc_profile(std::FILE* out, const pmc::PcProfile& profile, std::size_t top, const std::string& chosen_note,
+                      const char* none) {
+  const std::size_t with_samples = static_cast<std::size_t>(
+      std::count_if(profile.samples.begin(), profile.samples.end(), [](std::uint64_t v) { return v != 0; }));
+  fmt::print(out, " PC profile of {} addresses [{}, {}): {} buckets of {} bytes, {} samples\n",
+             space_name(profile.range.space), hex(profile.range.start), hex(profile.range.end),
+             group_digits(profile.samples.size()), profile.bucket_bytes, group_digits(profile.total()));
+  if (!chosen_note.empty()) fmt::print(out, " ({}; choose a range with --pc START:END)\n", chosen_note);
+  const auto hottest = profile.hottest(top);
+  if (hottest.empty()) {
+    fmt::print(out, " No {} fell in this range.\n\n", none);
+    return;
+  }
+  fmt::print(out, " Hottest {} of the {} buckets with samples:\n\n", hottest.size(), with_samples);
+  const std::uint64_t max = hottest.front().samples;
+  for (const auto& b : hottest)
+    fmt::print(out, "   {:<37} {:>12} {:>6.1f}%  |{}\n", hex(b.start) + "-" + hex(b.end - 1), group_digits(b.samples),
+               percent(b.samples, profile.total()), bar(b.samples, max));
+  fmt::print(out, "\n");
+}
+
 int cmd_profile(const Options& o) {
   pmc::Hal hal = pmc::Hal::open(make_config(o));
   (void)hal.require_backend();
@@ -560,66 +625,20 @@ int cmd_profile(const Options& o) {
   });
   const pmc::LevelHistogram* levels = run.levels.empty() ? nullptr : &run.levels.front();
   const pmc::PcProfile* profile = run.profiles.empty() ? nullptr : &run.profiles.front();
-  const std::size_t with_samples =
-      profile ? static_cast<std::size_t>(std::count_if(profile->samples.begin(), profile->samples.end(),
-                                                       [](std::uint64_t v) { return v != 0; }))
-              : 0;
 
   if (o.json) {
     json out = run_json(hal, run);
-    if (levels) {
-      json bins = json::array();
-      for (const auto& b : levels->bins) bins.push_back({{"label", b.label}, {"samples", b.samples}});
-      out["levels"] = {{"total", levels->total()}, {"bins", bins}};
-    } else {
-      out["levels"] = nullptr;
-    }
-    if (profile) {
-      json hottest = json::array();
-      for (const auto& b : profile->hottest(o.top))
-        hottest.push_back({{"start", hex(b.start)}, {"end", hex(b.end)}, {"samples", b.samples}});
-      out["pc_profile"] = {{"space", space_name(profile->range.space)},
-                           {"start", hex(profile->range.start)},
-                           {"end", hex(profile->range.end)},
-                           {"chosen", asked ? "--pc" : "busiest code of the workload"},
-                           {"bucket_bytes", profile->bucket_bytes},
-                           {"buckets", profile->samples.size()},
-                           {"buckets_with_samples", with_samples},
-                           {"total", profile->total()},
-                           {"hottest", hottest}};
-    } else {
-      out["pc_profile"] = nullptr;
-    }
+    profile_json(out, levels, profile, o.top, asked ? "--pc" : "busiest code of the workload");
     std::cout << out.dump(2) << "\n";
     return 0;
   }
 
   print_counts(hal, run, "Profile");
-  if (levels) {
-    std::uint64_t max = 0;
-    for (const auto& b : levels->bins) max = std::max(max, b.samples);
-    fmt::print(" Execution level at each of the {} counter interrupts sampled:\n\n", group_digits(levels->total()));
-    for (const auto& b : levels->bins)
-      fmt::print("   {:<16} {:>12} {:>6.1f}%  |{}\n", b.label, group_digits(b.samples), percent(b.samples, levels->total()),
-                 bar(b.samples, max));
-    fmt::print("\n");
-  }
+  if (levels) print_levels(stdout, *levels, "counter interrupts sampled");
   if (profile) {
-    fmt::print(" PC profile of {} addresses [{}, {}): {} buckets of {} bytes, {} samples\n",
-               space_name(profile->range.space), hex(profile->range.start), hex(profile->range.end),
-               group_digits(profile->samples.size()), profile->bucket_bytes, group_digits(profile->total()));
-    if (!asked) fmt::print(" (the workload's busiest {} code; choose a range with --pc START:END)\n", space_name(profile->range.space));
-    const auto hottest = profile->hottest(o.top);
-    if (hottest.empty()) {
-      fmt::print(" No interrupt fell in this range.\n\n");
-    } else {
-      fmt::print(" Hottest {} of the {} buckets with samples:\n\n", hottest.size(), with_samples);
-      const std::uint64_t max = hottest.front().samples;
-      for (const auto& b : hottest)
-        fmt::print("   {:<37} {:>12} {:>6.1f}%  |{}\n", hex(b.start) + "-" + hex(b.end - 1), group_digits(b.samples),
-                   percent(b.samples, profile->total()), bar(b.samples, max));
-      fmt::print("\n");
-    }
+    print_pc_profile(stdout, *profile, o.top,
+                     asked ? std::string() : fmt::format("the workload's busiest {} code", space_name(profile->range.space)),
+                     "interrupt");
   } else {
     fmt::print(" No PC profile: no {} segment of the workload has a `pc` range; give one with --pc START:END{}.\n\n",
                o.kernel ? "kernel" : "user", o.kernel ? "" : " (--kernel for kernel code)");
@@ -680,14 +699,14 @@ std::string quote_command(const std::vector<std::string>& cmd) {
 }
 
 void report_table(std::FILE* out, const std::vector<std::string>& command, const std::vector<pmc::Reading>& readings,
-                  std::uint64_t elapsed_ns, const rusage& ru) {
+                  std::uint64_t elapsed_ns, const rusage& ru, const char* title = "Performance counter stats") {
   std::optional<std::uint64_t> task_clock, cycles, instructions;
   for (const auto& r : readings) {
     if (r.canonical.rfind("hal::task-clock", 0) == 0 && r.time_running) task_clock = r.value;
     if (r.event == "cycles") cycles = r.value;
     if (r.event == "instructions") instructions = r.value;
   }
-  fmt::print(out, "\n Performance counter stats for '{}':\n\n", quote_command(command));
+  fmt::print(out, "\n {} for '{}':\n\n", title, quote_command(command));
   for (const auto& r : readings) {
     const bool counted = r.time_running > 0 || r.time_enabled == 0;
     std::string value = !counted ? "<not counted>" : r.unit == "ns" ? msec(r.value) : group_digits(r.value);
@@ -717,22 +736,34 @@ void report_table(std::FILE* out, const std::vector<std::string>& command, const
   fmt::print(out, "{:>18.9f} seconds sys\n\n", seconds(ru.ru_stime));
 }
 
-int cmd_stat_command(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
-  const bool defaults = o.events.empty();
-  const std::vector<std::string> events = defaults ? default_events(hal) : split_events(o.events);
+// Where a command's report goes: stderr, or the file of -o.
+struct Report {
   std::FILE* out = stderr;
-  if (!o.output.empty()) {
-    out = std::fopen(o.output.c_str(), "w");
-    if (!out) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", o.output, std::strerror(errno)));
+  explicit Report(const std::string& path) {
+    if (path.empty()) return;
+    out = std::fopen(path.c_str(), "w");
+    if (!out) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   }
-  struct Closer {
-    std::FILE* f;
-    ~Closer() {
-      if (f != stderr) std::fclose(f);
-    }
-  } closer{out};
+  ~Report() {
+    if (out != stderr) std::fclose(out);
+  }
+  Report(const Report&) = delete;
+  Report& operator=(const Report&) = delete;
+};
 
+struct CommandRun {
+  int exit_status = 0;        // the command's; 128 + N when signal N killed it
+  std::uint64_t elapsed_ns = 0;
+  rusage ru{};
+};
+
+// Runs `command` as pmc stat and pmc profile do: forks; `open(pid)` opens and starts the counters
+// on the child (the child waits until it returns, then execs; if it throws, the child exits
+// without running the command and the error propagates); forwards SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT to it; waits for it, calling `tick` about every 10 ms while it runs when given (pmc
+// profile drains the sample buffers); throws `cannot run` when the exec failed.
+CommandRun run_command(const std::vector<std::string>& command, const std::function<void(pid_t)>& open,
+                       const std::function<void()>& tick = {}) {
   // The child waits on `go` until its counters are open, then execs; `failed` carries the errno
   // of a failed exec (close-on-exec: a successful exec closes it empty).
   int go[2], failed[2];
@@ -743,7 +774,7 @@ int cmd_stat_command(const Options& o) {
   for (int sig : kForwarded) sigaddset(&forwarded, sig);
   sigprocmask(SIG_BLOCK, &forwarded, &previous);  // until the handlers are in place
   std::fflush(stdout);
-  std::fflush(out);
+  std::fflush(stderr);
   const pid_t pid = fork();
   if (pid < 0) throw pmc::Error(pmc::errc::io, fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
@@ -757,7 +788,7 @@ int cmd_stat_command(const Options& o) {
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // pmc gave up before the exec
     std::vector<char*> argv;
-    for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
     const int err = errno;
@@ -777,20 +808,85 @@ int cmd_stat_command(const Options& o) {
     g_child = 0;
     for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &saved[i], nullptr);
   };
-  auto reap = [&](rusage* ru) {
+  auto reap = [&](rusage* ru, bool ticking) {
     int status = 0;
+    if (ticking) {
+      for (;;) {
+        const pid_t got = wait4(pid, &status, WNOHANG, ru);
+        if (got == pid || (got < 0 && errno != EINTR)) return status;
+        tick();
+        timespec ten_ms{0, 10'000'000};
+        nanosleep(&ten_ms, nullptr);  // a forwarded signal ends it early: fine
+      }
+    }
     while (wait4(pid, &status, 0, ru) < 0 && errno == EINTR) {
     }
     return status;
   };
 
-  // Counters on the child, inherited by everything it starts, switched on by its exec.
+  try {
+    open(pid);
+  } catch (...) {
+    ::close(go[1]);  // the child exits 127 without running the command
+    ::close(failed[0]);
+    rusage ru{};
+    reap(&ru, false);
+    restore();
+    throw;
+  }
+  const std::uint64_t t0 = monotonic_ns();
+  if (::write(go[1], "g", 1) != 1) { /* the child died already: reaped below */ }
+  ::close(go[1]);
+  int exec_errno = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(failed[0], &exec_errno, sizeof exec_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(failed[0]);
+  CommandRun run;
+  const int status = reap(&run.ru, static_cast<bool>(tick) && n != static_cast<ssize_t>(sizeof exec_errno));
+  run.elapsed_ns = monotonic_ns() - t0;
+  restore();
+  if (n == static_cast<ssize_t>(sizeof exec_errno))
+    throw pmc::Error(exec_errno == ENOENT ? pmc::errc::not_found : pmc::errc::permission,
+                     fmt::format("cannot run '{}': {}", command[0], std::strerror(exec_errno)));
+  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  return run;
+}
+
+// The counters on the child of run_command: its process, inherited by everything it starts,
+// switched on by its exec.
+pmc::Scope command_scope(pid_t pid) {
   pmc::Scope scope = pmc::Scope::process(pid);
   scope.inherit = true;
   scope.enable_on_exec = true;
+  return scope;
+}
+
+json command_counters_json(const std::vector<pmc::Reading>& readings) {
+  json counters = json::array();
+  for (const auto& r : readings) {
+    json c{{"event", r.event},
+           {"value", r.value},
+           {"unit", r.unit},
+           {"time_enabled", r.time_enabled},
+           {"time_running", r.time_running},
+           {"extrapolated", r.extrapolated}};
+    if (r.cpu >= 0) c["cpu"] = r.cpu;
+    counters.push_back(std::move(c));
+  }
+  return counters;
+}
+
+int cmd_stat_command(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const bool defaults = o.events.empty();
+  const std::vector<std::string> events = defaults ? default_events(hal) : split_events(o.events);
+  Report report(o.output);
+  std::FILE* out = report.out;
   std::optional<pmc::Session> session;
-  try {
-    session.emplace(hal.session(scope));
+  const CommandRun run = run_command(o.command, [&](pid_t pid) {
+    session.emplace(hal.session(command_scope(pid)));
     for (const auto& e : events) {
       try {
         session->add(e);
@@ -809,47 +905,18 @@ int cmd_stat_command(const Options& o) {
       }
     }
     session->start();
-  } catch (...) {
-    ::close(go[1]);  // the child exits 127 without running the command
-    ::close(failed[0]);
-    rusage ru{};
-    reap(&ru);
-    restore();
-    throw;
-  }
-  const std::uint64_t t0 = monotonic_ns();
-  if (::write(go[1], "g", 1) != 1) { /* the child died already: reaped below */ }
-  ::close(go[1]);
-  int exec_errno = 0;
-  ssize_t n = 0;
-  do {
-    n = ::read(failed[0], &exec_errno, sizeof exec_errno);
-  } while (n < 0 && errno == EINTR);
-  ::close(failed[0]);
-  rusage ru{};
-  const int status = reap(&ru);
-  const std::uint64_t elapsed = monotonic_ns() - t0;
-  restore();
+  });
   session->stop();
   const std::vector<pmc::Reading> readings = session->read();
-  if (n == static_cast<ssize_t>(sizeof exec_errno))
-    throw pmc::Error(exec_errno == ENOENT ? pmc::errc::not_found : pmc::errc::permission,
-                     fmt::format("cannot run '{}': {}", o.command[0], std::strerror(exec_errno)));
-  const int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  const int exit_status = run.exit_status;
+  const std::uint64_t elapsed = run.elapsed_ns;
+  const rusage& ru = run.ru;
 
   if (o.json) {
-    json counters = json::array();
-    for (const auto& r : readings) {
-      json c{{"event", r.event},
-             {"value", r.value},
-             {"unit", r.unit},
-             {"time_enabled", r.time_enabled},
-             {"time_running", r.time_running},
-             {"extrapolated", r.extrapolated}};
-      if (r.cpu >= 0) c["cpu"] = r.cpu;
-      counters.push_back(std::move(c));
-    }
-    json doc{{"command", o.command}, {"exit_status", exit_status}, {"elapsed_ns", elapsed}, {"counters", counters}};
+    json doc{{"command", o.command},
+             {"exit_status", exit_status},
+             {"elapsed_ns", elapsed},
+             {"counters", command_counters_json(readings)}};
     fmt::print(out, "{}\n", doc.dump(2));
   } else if (o.separator) {
     const std::string& sep = *o.separator;
@@ -863,6 +930,116 @@ int cmd_stat_command(const Options& o) {
     report_table(out, o.command, readings, elapsed, ru);
   }
   return exit_status;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pmc profile -- COMMAND: run the command as pmc stat does, sampling it (and every child it makes)
+// with Linux perf: the HAL clock events with a period (default cpu-clock every 100 us).
+
+// Without --pc: the 64 KiB-aligned window of 64 KiB with the most samples of the address space,
+// the lowest such window on a tie; nullopt when there is no sample.
+std::optional<pmc::PcRange> busiest_window(const std::vector<pmc::PcCount>& pcs, pmc::AddressSpace space) {
+  constexpr std::uint64_t kWindow = 64 * 1024;
+  std::optional<pmc::PcRange> best;
+  std::uint64_t best_samples = 0;
+  for (std::size_t i = 0; i < pcs.size();) {  // ascending: one window's PCs are adjacent
+    const std::uint64_t start = pcs[i].pc & ~(kWindow - 1);
+    std::uint64_t n = 0;
+    for (; i < pcs.size() && (pcs[i].pc & ~(kWindow - 1)) == start; ++i) n += pcs[i].samples;
+    if (n > best_samples) {
+      best_samples = n;
+      const std::uint64_t end = start + kWindow == 0 ? ~0ull : start + kWindow;  // the top window ends at 2^64 - 1
+      best = pmc::PcRange{space, start, end};
+    }
+  }
+  return best;
+}
+
+int cmd_profile_command(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const std::vector<std::string> events =
+      o.events.empty() ? std::vector<std::string>{"cpu-clock:period=100000"} : split_events(o.events);
+  std::optional<pmc::PcRange> asked;
+  if (!o.pc_range.empty()) asked = parse_pc_range(o.pc_range, o.kernel);
+  const pmc::AddressSpace space = o.kernel ? pmc::AddressSpace::kernel : pmc::AddressSpace::user;
+  Report report(o.output);
+  std::FILE* out = report.out;
+  std::optional<pmc::Session> session;
+  const CommandRun run = run_command(
+      o.command,
+      [&](pid_t pid) {
+        session.emplace(hal.session(command_scope(pid)));
+        for (const auto& e : events) {
+          try {
+            session->add(e);
+          } catch (const pmc::Error& err) {
+            // The default when perf refuses kernel mode to this user (perf_event_paranoid 2):
+            // user mode only, as pmc stat does.
+            if (!o.events.empty() || err.kind() != pmc::errc::permission) throw;
+            session->add("cpu-clock:u:period=100000");
+          }
+        }
+        pmc::ProfileRequest request;
+        request.levels = true;
+        request.pc = asked;
+        session->profile(request);
+        session->start();
+      },
+      [&] { session->poll(); });
+  session->stop();
+  const std::vector<pmc::Reading> readings = session->read();
+  std::optional<pmc::PcRange> range = asked;
+  if (!range) {
+    range = busiest_window(session->sampled_pcs(space), space);
+    if (range) session->profile({true, range});  // every sampled PC is kept: only the view changes
+  }
+  const std::vector<pmc::LevelHistogram> levels = session->level_histograms();
+  const std::vector<pmc::PcProfile> profiles = session->pc_profiles();
+  const std::uint64_t lost = session->lost_samples();
+  const pmc::LevelHistogram* histogram = levels.empty() ? nullptr : &levels.front();
+  const pmc::PcProfile* profile = profiles.empty() ? nullptr : &profiles.front();
+  const std::string chosen = asked ? "--pc" : fmt::format("64 KiB window with the most {} samples", space_name(space));
+
+  if (o.json) {
+    json doc{{"command", o.command},
+             {"exit_status", run.exit_status},
+             {"elapsed_ns", run.elapsed_ns},
+             {"counters", command_counters_json(readings)},
+             {"lost_samples", lost}};
+    profile_json(doc, histogram, profile, o.top, chosen);
+    fmt::print(out, "{}\n", doc.dump(2));
+    return run.exit_status;
+  }
+  report_table(out, o.command, readings, run.elapsed_ns, run.ru, "Profile");
+  if (histogram) print_levels(out, *histogram, "samples");
+  if (lost)
+    fmt::print(out, " {} samples lost: a ring buffer was full (PERF_RECORD_LOST); a longer period samples less often\n\n",
+               group_digits(lost));
+  if (profile)
+    print_pc_profile(out, *profile, o.top, asked ? std::string() : "the " + chosen, "sample");
+  else
+    fmt::print(out, " No PC profile: no {} sample; give a range with --pc START:END{}.\n\n", space_name(space),
+               o.kernel ? "" : " (--kernel for kernel code)");
+  return run.exit_status;
+}
+
+int cmd_profile_dispatch(const Options& o) {
+  if (!o.workload.empty() && !o.command.empty()) {
+    fmt::print(stderr, "pmc: profile samples either a simulated workload (--workload) or a command, not both (see 'pmc profile --help')\n");
+    return 2;
+  }
+  if (o.workload.empty() && o.command.empty()) {
+    fmt::print(stderr, "pmc: profile needs a command (pmc profile [-e EVENTS] -- COMMAND ARGS...) or --workload FILE (see 'pmc profile --help')\n");
+    return 2;
+  }
+  if (!o.workload.empty()) {
+    if (!o.output.empty()) {
+      fmt::print(stderr, "pmc: -o applies to profiling a command, not --workload (see 'pmc profile --help')\n");
+      return 2;
+    }
+    return cmd_profile(o);
+  }
+  return cmd_profile_command(o);
 }
 
 int cmd_stat(const Options& o) {
@@ -935,16 +1112,20 @@ int main(int argc, char** argv) {
   stat->add_option("command", o.command, "the command to count and its arguments (after --)");
   stat->positionals_at_end();
   CLI::App* profile = app.add_subcommand(
-      "profile", "where the counter interrupts of a simulated workload fall: by execution level and by PC");
+      "profile", "where a command (pmc profile [-e EVENTS] -- COMMAND ARGS...) or a simulated workload spends its "
+                 "samples: by execution level and by PC");
   add_cpu(profile);
-  profile->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as alpha-profile")->required();
+  profile->add_option("--workload", o.workload,
+                      "workload TOML file, or a bundled name such as alpha-profile (instead of a command)");
   profile->add_option("-e,--events", o.events,
-                      "events whose counter interrupts are sampled, comma-separated (default: cycles); the "
-                      "interrupt interval sets the sampling rate (PF_CYCLES:period=4096)");
+                      "events that sample, comma-separated (default: a command: cpu-clock:period=100000, a sample "
+                      "every 100 us of CPU time; a workload: cycles, whose counter interrupt interval sets the rate, "
+                      "PF_CYCLES:period=4096)");
+  profile->add_option("-o,--output", o.output, "a command: write the report to this file instead of stderr");
   profile
       ->add_option("--pc", o.pc_range,
                    "profile the PCs in START:END (END exclusive; hex or decimal), default: the workload's busiest "
-                   "code")
+                   "code, or for a command the 64 KiB window with the most samples")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             try {
@@ -958,6 +1139,8 @@ int main(int argc, char** argv) {
   profile->add_flag("--kernel", o.kernel, "profile kernel-mode PCs instead of user-mode ones");
   profile->add_option("--top", o.top, "how many of the hottest PC buckets to list (default 10)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  profile->add_option("command", o.command, "the command to profile and its arguments (after --)");
+  profile->positionals_at_end();
 
   // CLI11 reports a misspelt subcommand as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {
@@ -995,7 +1178,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) return cmd_list(o);
     if (encode->parsed()) return cmd_encode(o);
     if (stat->parsed()) return cmd_stat(o);
-    if (profile->parsed()) return cmd_profile(o);
+    if (profile->parsed()) return cmd_profile_dispatch(o);
   } catch (const pmc::Error& e) {
     fmt::print(stderr, "pmc: {}\n", e.what());
     return 1;

@@ -4,7 +4,9 @@
 //  - a PC profile: the interrupts by the address of the interrupted instruction, in equal
 //    buckets over one address range of user or kernel code.
 // A session asks for them with Session::profile() and reads them with level_histograms() and
-// pc_profiles(). A backend provides them by also deriving from ProfilingDriver (below).
+// pc_profiles(). A backend provides them by also deriving from ProfilingDriver (below); without
+// a PMU, Linux perf samples the HAL clock events cpu-clock and task-clock given a `period=N`
+// (docs/user-guide.md, "Profiling a command").
 #pragma once
 
 #include <pmc/backend.hpp>
@@ -61,6 +63,12 @@ struct PMC_API PcProfile {
   // The n buckets with the most samples, most first, ties in address order; empty buckets
   // are never listed.
   [[nodiscard]] std::vector<PcBucket> hottest(std::size_t n) const;
+};
+
+// One sampled address and how many samples fell on it (Session::sampled_pcs()).
+struct PcCount {
+  std::uint64_t pc = 0;
+  std::uint64_t samples = 0;
 };
 
 // Plugin SDK: the capability of a backend whose driver samples at counter interrupts. The

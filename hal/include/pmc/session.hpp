@@ -90,6 +90,22 @@ class PMC_API Session {
   // asked for or before the first start.
   [[nodiscard]] std::vector<LevelHistogram> level_histograms();
   [[nodiscard]] std::vector<PcProfile> pc_profiles();
+  //
+  // Profiling through Linux perf sampling: a session without a backend, with access "perf", or
+  // with a sampling HAL event (cpu-clock or task-clock with `period=N` ns) samples the
+  // interrupted IP of its sampling events (each its own mmap ring buffer of
+  // 1 + PerfAccess::kRingPages pages, read by stop(), read(), poll() and the calls below; poll
+  // at least every 16,384 samples per CPU, which pmc profile does every 10 ms). start() then
+  // needs a sampling event. Level histograms have the bins "user", "kernel", "hypervisor",
+  // "guest kernel", "guest user" (the sample's cpumode); PC profiles bucket the sampled IPs of
+  // request.pc->space that fall in the range, 16-byte buckets doubled until there are at most
+  // 2^20. Every sampled IP is kept (user and kernel), so the range may be changed with
+  // profile() after stop() and the profile read again.
+  // The sampled IPs of one address space, ascending (perf sampling only; empty otherwise).
+  [[nodiscard]] std::vector<PcCount> sampled_pcs(AddressSpace space);
+  // Samples the kernel dropped because a ring buffer was full (PERF_RECORD_LOST), since start or
+  // the last reset; 0 for the backend profilers.
+  [[nodiscard]] std::uint64_t lost_samples();
 
   // Simulated access only: the device model the session programs; nullptr otherwise.
   [[nodiscard]] sim::Device* device();
