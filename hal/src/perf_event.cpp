@@ -260,6 +260,9 @@ std::uint64_t rdtsc_instruction() {
 
 const std::size_t kPageSize = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 
+// PERF_FORMAT_LOST (Linux 6.0), spelt out for older kernel headers.
+constexpr std::uint64_t kFormatLost = 1u << 4;
+
 }  // namespace
 
 PerfAccess::PerfAccess(const Scope& scope, AccessOptions options) : scope_(scope), options_(std::move(options)) {
@@ -470,14 +473,15 @@ std::vector<PerfAccess::Raw> PerfAccess::read_target(Target& t) {
 }
 
 PerfAccess::Raw PerfAccess::read_sample_fd(const SampleFd& s) const {
-  std::uint64_t buf[3] = {};
+  std::uint64_t buf[4] = {};  // value, time_enabled, time_running[, lost]
+  const std::size_t want = (format_lost_ ? 4 : 3) * sizeof(std::uint64_t);
   ssize_t got = 0;
   do {
-    got = ::read(s.fd, buf, sizeof buf);
+    got = ::read(s.fd, buf, want);
   } while (got < 0 && errno == EINTR);
-  if (got != static_cast<ssize_t>(sizeof buf))
+  if (got != static_cast<ssize_t>(want))
     throw Error(errc::io, fmt::format("perf: reading a sampling event: {}", got < 0 ? std::strerror(errno) : "short read"));
-  return {buf[0], buf[1], buf[2]};
+  return {buf[0], buf[1], buf[2], buf[3]};
 }
 
 std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
@@ -502,14 +506,23 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
         attr.exclude_kernel = event.exclude_kernel;
         attr.sample_period = event.sample_period;
         attr.sample_type = PERF_SAMPLE_IP;
-        attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
         attr.inherit = inherit;
         attr.disabled = 1;
         attr.enable_on_exec = scope_.enable_on_exec;
         long fd = -1;
-        do {
-          fd = perf_event_open(&attr, t.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        } while (fd < 0 && errno == EINTR);
+        for (;;) {
+          attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+          if (format_lost_) attr.read_format |= kFormatLost;
+          do {
+            fd = perf_event_open(&attr, t.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+          } while (fd < 0 && errno == EINTR);
+          // A kernel before 6.0 refuses the read format it does not know: count PERF_RECORD_LOST.
+          if (fd < 0 && errno == EINVAL && format_lost_ && samplers_.empty() && fds.empty()) {
+            format_lost_ = false;
+            continue;
+          }
+          break;
+        }
         if (fd < 0) {
           const int err = errno;
           throw Error(err == EACCES || err == EPERM ? errc::permission : errc::not_supported,
@@ -561,6 +574,10 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
 void PerfAccess::drain() {
   for (auto& sampler : samplers_)
     for (auto& s : sampler) drain(s);
+  if (!format_lost_) return;
+  for (auto& t : samples_) t.lost = 0;
+  for (auto& sampler : samplers_)
+    for (auto& s : sampler) samples_[s.target].lost += read_sample_fd(s).lost - s.base.lost;
 }
 
 // The ring buffer protocol of include/uapi/linux/perf_event.h: records from data_tail (ours) up
@@ -599,7 +616,7 @@ void PerfAccess::drain(SampleFd& s) {
         case PERF_RECORD_MISC_GUEST_USER: ++out.levels[4]; break;
         default: ++out.unknown; break;
       }
-    } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 2 * sizeof(std::uint64_t)) {
+    } else if (h.type == PERF_RECORD_LOST && !format_lost_ && h.size >= sizeof h + 2 * sizeof(std::uint64_t)) {
       std::uint64_t lost[2] = {};  // id, lost
       copy(tail + sizeof h, lost, sizeof lost);
       out.lost += lost[1];

@@ -135,7 +135,9 @@ struct PerfSamples {
   // hypervisor, guest kernel, guest user.
   std::array<std::uint64_t, 5> levels{};
   std::uint64_t unknown = 0;  // cpumode unknown: in no level and no address space
-  std::uint64_t lost = 0;     // PERF_RECORD_LOST: samples the kernel dropped (ring buffer full)
+  // Samples the kernel dropped (ring buffer full): the events' PERF_FORMAT_LOST count (Linux
+  // 6.0), else the PERF_RECORD_LOST records (written only once the buffer has room again).
+  std::uint64_t lost = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> user, kernel;  // sampled IP -> samples
 };
 inline constexpr const char* kPerfLevelNames[5] = {"user", "kernel", "hypervisor", "guest kernel", "guest user"};
@@ -182,6 +184,7 @@ class PMC_API PerfAccess final : public Access {
  private:
   struct Raw {
     std::uint64_t value = 0, time_enabled = 0, time_running = 0;
+    std::uint64_t lost = 0;  // sampling events with PERF_FORMAT_LOST
   };
   struct Target {
     int pid = 0;
@@ -219,6 +222,7 @@ class PMC_API PerfAccess final : public Access {
   std::vector<std::vector<SampleFd>> samplers_;  // per sampling event
   std::vector<PerfSamples> samples_;           // per target
   std::size_t ring_bytes_ = 0;
+  bool format_lost_ = true;  // PERF_FORMAT_LOST (Linux 6.0): cleared when the kernel refuses it
   long owner_tid_ = 0;
   bool running_ = false;
   bool started_once_ = false;

@@ -1013,7 +1013,7 @@ int cmd_profile_command(const Options& o) {
   report_table(out, o.command, readings, run.elapsed_ns, run.ru, "Profile");
   if (histogram) print_levels(out, *histogram, "samples");
   if (lost)
-    fmt::print(out, " {} samples lost: a ring buffer was full (PERF_RECORD_LOST); a longer period samples less often\n\n",
+    fmt::print(out, " {} samples lost: a ring buffer was full; a longer period samples less often\n\n",
                group_digits(lost));
   if (profile)
     print_pc_profile(out, *profile, o.top, asked ? std::string() : "the " + chosen, "sample");

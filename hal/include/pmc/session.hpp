@@ -103,8 +103,9 @@ class PMC_API Session {
   // profile() after stop() and the profile read again.
   // The sampled IPs of one address space, ascending (perf sampling only; empty otherwise).
   [[nodiscard]] std::vector<PcCount> sampled_pcs(AddressSpace space);
-  // Samples the kernel dropped because a ring buffer was full (PERF_RECORD_LOST), since start or
-  // the last reset; 0 for the backend profilers.
+  // Samples the kernel dropped because a ring buffer was full, since start or the last reset
+  // (the events' PERF_FORMAT_LOST count; before Linux 6.0 the PERF_RECORD_LOST records, which the
+  // kernel writes only once a buffer has room again); 0 for the backend profilers.
   [[nodiscard]] std::uint64_t lost_samples();
 
   // Simulated access only: the device model the session programs; nullptr otherwise.
