@@ -398,6 +398,15 @@ BOOST_FIXTURE_TEST_CASE(a_child_of_the_command, Cli) {
   BOOST_TEST((address <= hottest && hottest < address + 4096), p.dump());
   BOOST_TEST_MESSAGE("child of sh: " << doc.at("levels").at("total") << " samples, " << p.at("total")
                      << " in the window of spin(), lost " << doc.at("lost_samples"));
+  // The count and the samples agree: one sample per `period` ns of the event's count, summed
+  // over the per-CPU events of the inherited task (timer slack makes the samples a little
+  // fewer). A count extrapolated per CPU would be about twice the samples' time on 2 CPUs.
+  const json& clock = doc.at("counters").at(0);
+  BOOST_TEST(clock.at("event") == "cpu-clock:period=100000");
+  const double periods = clock.at("value").get<double>() / 100000.0;
+  const double samples = doc.at("levels").at("total").get<double>() + doc.at("lost_samples").get<double>();
+  BOOST_TEST(samples >= 0.85 * periods, samples << " samples for " << periods << " periods");
+  BOOST_TEST(samples <= 1.05 * periods + 4, samples << " samples for " << periods << " periods");
 }
 
 BOOST_FIXTURE_TEST_CASE(the_table_and_the_exit_status, Cli) {

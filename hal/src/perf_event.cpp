@@ -655,24 +655,27 @@ std::vector<std::vector<Count>> PerfAccess::read() {
                         raw[p].time_running - b.time_running);
       } else {
         // The target's fds of this sampling event: one, or one per CPU of an inherited task
-        // event. Per CPU, each fd is enabled for the task's whole time and runs while the task
-        // is on its CPU: the values add up, and a software event is never multiplexed.
-        std::vector<Count> parts;
+        // event. Per CPU, each fd is enabled for the task's whole time and runs only while the
+        // task is on its CPU, so its running time is short of its enabled time without any
+        // multiplexing (a software event never is): the raw values add up and must not be
+        // scaled to the enabled time, which would count the task once per CPU.
+        std::vector<Raw> parts;
         for (const SampleFd& s : samplers_[slots_[i].pos]) {
           if (s.target != ti) continue;
           const Raw r = read_sample_fd(s);
-          parts.push_back(scale_count(r.value - s.base.value, r.time_enabled - s.base.time_enabled,
-                                      r.time_running - s.base.time_running));
+          parts.push_back({r.value - s.base.value, r.time_enabled - s.base.time_enabled,
+                           r.time_running - s.base.time_running, 0});
         }
         if (parts.size() == 1) {
-          c = parts.front();
+          c = scale_count(parts.front().value, parts.front().time_enabled, parts.front().time_running);
         } else {
-          for (const Count& p : parts) {
+          bool ran = false;
+          for (const Raw& p : parts) {
             c.value += p.value;
             c.time_enabled = std::max(c.time_enabled, p.time_enabled);
-            if (p.time_running) c.time_running = 1;
+            ran = ran || p.time_running != 0;
           }
-          c.time_running = c.time_running ? c.time_enabled : 0;
+          c.time_running = ran ? c.time_enabled : 0;
         }
       }
       if (scope_.kind == Scope::Kind::each_cpu) {
