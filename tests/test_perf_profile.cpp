@@ -11,6 +11,7 @@
 // by the time asked, and the checks are "some samples" where the code ran (and, where the
 // code never ran, none).
 
+#include "support/no_backend.hpp"
 #include "support/pmc_command.hpp"
 
 #include <pmc/error.hpp>
@@ -79,15 +80,7 @@ const bool kHelperMode = [] {
   return false;
 }();
 
-// A CPU no backend drives (Transmeta Crusoe): the Hal has no backend at all.
-pmc::Hal no_backend_hal(const pmc_test::TempDir& tmp) {
-  const auto dump = tmp.path() / "crusoe.txt";
-  pmc_test::spit(dump, "CPUID 00000000: 00000001-756E6547-3638784D-54656E69\n"
-                       "CPUID 00000001: 00000543-00000000-00000000-00000010\n");
-  pmc::Config cfg;
-  cfg.cpu = dump.string();
-  return pmc::Hal::open(cfg);
-}
+using pmc_test::no_backend_hal;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -12,6 +12,7 @@
 #include "access.hpp"
 #include "perf_event.hpp"
 #include "support/child_process.hpp"
+#include "support/no_backend.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
@@ -33,15 +34,7 @@ namespace {
 using pmc::detail::Count;
 using pmc::detail::scale_count;
 
-// A CPU no backend drives (Transmeta Crusoe): the Hal has no backend at all.
-pmc::Hal no_backend_hal(const pmc_test::TempDir& tmp) {
-  const auto dump = tmp.path() / "crusoe.txt";
-  pmc_test::spit(dump, "CPUID 00000000: 00000001-756E6547-3638784D-54656E69\n"
-                       "CPUID 00000001: 00000543-00000000-00000000-00000010\n");
-  pmc::Config cfg;
-  cfg.cpu = dump.string();
-  return pmc::Hal::open(cfg);
-}
+using pmc_test::no_backend_hal;
 
 const std::size_t kPage = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 

@@ -7,6 +7,7 @@
 
 #include "access.hpp"
 #include "support/child_process.hpp"
+#include "support/no_backend.hpp"
 #include "tsc.hpp"
 
 #include <pmc/error.hpp>
@@ -22,15 +23,7 @@ pmc::CpuidTable table(std::uint32_t max_leaf) {
   return t;
 }
 
-// A CPU no backend drives (Transmeta Crusoe), so the Hal has no backend at all.
-pmc::Hal no_backend_hal(const pmc_test::TempDir& tmp) {
-  const auto dump = tmp.path() / "crusoe.txt";
-  pmc_test::spit(dump, "CPUID 00000000: 00000001-756E6547-3638784D-54656E69\n"
-                       "CPUID 00000001: 00000543-00000000-00000000-00000010\n");
-  pmc::Config cfg;
-  cfg.cpu = dump.string();
-  return pmc::Hal::open(cfg);
-}
+using pmc_test::no_backend_hal;
 
 void spin() {
   volatile std::uint64_t x = 0;

@@ -260,6 +260,17 @@ std::uint64_t rdtsc_instruction() {
 
 const std::size_t kPageSize = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 
+// What every perf event of a session is asked for: the event and its privilege filters.
+perf_event_attr attr_of(const PerfEventSpec& event) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = event.type;
+  attr.config = event.config;
+  attr.exclude_user = event.exclude_user;
+  attr.exclude_kernel = event.exclude_kernel;
+  return attr;
+}
+
 // PERF_FORMAT_LOST (Linux 6.0), spelt out for older kernel headers.
 constexpr std::uint64_t kFormatLost = 1u << 4;
 
@@ -350,12 +361,7 @@ std::size_t PerfAccess::add(const PerfEventSpec& event) {
   std::size_t opened = 0;
   try {
     for (auto& t : targets_) {
-      perf_event_attr attr{};
-      attr.size = sizeof(attr);
-      attr.type = event.type;
-      attr.config = event.config;
-      attr.exclude_user = event.exclude_user;
-      attr.exclude_kernel = event.exclude_kernel;
+      perf_event_attr attr = attr_of(event);
       attr.read_format =
           PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
       attr.inherit = inherit;
@@ -498,12 +504,7 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
       std::vector<int> on = {t.cpu};
       if (t.cpu < 0 && inherit) on = cpus;
       for (int cpu : on) {
-        perf_event_attr attr{};
-        attr.size = sizeof(attr);
-        attr.type = event.type;
-        attr.config = event.config;
-        attr.exclude_user = event.exclude_user;
-        attr.exclude_kernel = event.exclude_kernel;
+        perf_event_attr attr = attr_of(event);
         attr.sample_period = event.sample_period;
         attr.sample_type = PERF_SAMPLE_IP;
         attr.inherit = inherit;
