@@ -426,19 +426,38 @@ json run_json(const pmc::Hal& hal, const SimulatedRun& run) {
               {"counters", counters_json(run.readings)}};
 }
 
+// The perf generic name a reading's event implements ("cycles", "instructions"), from the
+// backend's catalog: the generic name itself, or a catalog event whose `generic` it is
+// (p6's INST_RETIRED, archperf's INSTRUCTION_RETIRED); "" otherwise.
+std::string generic_of(const pmc::Hal& hal, const pmc::Reading& r) {
+  if (r.event == "cycles" || r.event == "instructions") return r.event;
+  if (!hal.backend()) return {};
+  const std::string prefix = hal.pmu().name + "::";
+  if (r.canonical.rfind(prefix, 0) != 0) return {};
+  const std::string name = r.canonical.substr(prefix.size(), r.canonical.find(':', prefix.size()) - prefix.size());
+  const pmc::EventDef* def = hal.events().find(name, hal.pmu().cpu_tag);
+  return def ? def->generic : std::string();
+}
+
+// Instructions per cycle, when the readings hold both (the first of each).
+std::optional<double> insn_per_cycle(const pmc::Hal& hal, const std::vector<pmc::Reading>& readings) {
+  std::optional<std::uint64_t> cycles, instructions;
+  for (const auto& r : readings) {
+    const std::string g = generic_of(hal, r);
+    if (g == "cycles" && !cycles) cycles = r.value;
+    if (g == "instructions" && !instructions) instructions = r.value;
+  }
+  if (!cycles || !instructions || *cycles == 0) return std::nullopt;
+  return static_cast<double>(*instructions) / static_cast<double>(*cycles);
+}
+
 void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what) {
   fmt::print("\n {} for workload '{}' ({})\n", what, run.workload.name, run.workload.source);
   fmt::print(" on the simulated {}:\n\n", hal.pmu().description);
-  std::optional<std::uint64_t> cycles, instructions;
-  for (const auto& r : run.readings) {
-    const std::string name = r.canonical.substr(r.canonical.find("::") + 2);
-    if (r.event == "cycles" || name.rfind("CPU_CLK_UNHALTED:", 0) == 0) cycles = r.value;
-    if (r.event == "instructions" || name.rfind("INST_RETIRED:", 0) == 0) instructions = r.value;
-  }
+  const std::optional<double> ipc = insn_per_cycle(hal, run.readings);
   for (const auto& r : run.readings) {
     std::string note = fmt::format("# {} (counter {})", r.canonical, r.counter);
-    if (cycles && instructions && *cycles && (r.event == "instructions" || r.canonical.find("::INST_RETIRED:") != std::string::npos))
-      note = fmt::format("# {:6.2f} insn per cycle", static_cast<double>(*instructions) / static_cast<double>(*cycles));
+    if (ipc && generic_of(hal, r) == "instructions") note = fmt::format("# {:6.2f} insn per cycle", *ipc);
     fmt::print("{:>20}      {:<28} {}\n", group_digits(r.value), r.event, note);
   }
   fmt::print("\n{:>20}      cycles simulated\n", group_digits(run.workload.total_cycles()));
@@ -698,14 +717,13 @@ std::string quote_command(const std::vector<std::string>& cmd) {
   return out;
 }
 
-void report_table(std::FILE* out, const std::vector<std::string>& command, const std::vector<pmc::Reading>& readings,
-                  std::uint64_t elapsed_ns, const rusage& ru, const char* title = "Performance counter stats") {
-  std::optional<std::uint64_t> task_clock, cycles, instructions;
-  for (const auto& r : readings) {
+void report_table(std::FILE* out, const pmc::Hal& hal, const std::vector<std::string>& command,
+                  const std::vector<pmc::Reading>& readings, std::uint64_t elapsed_ns, const rusage& ru,
+                  const char* title = "Performance counter stats") {
+  std::optional<std::uint64_t> task_clock;
+  for (const auto& r : readings)
     if (r.canonical.rfind("hal::task-clock", 0) == 0 && r.time_running) task_clock = r.value;
-    if (r.event == "cycles") cycles = r.value;
-    if (r.event == "instructions") instructions = r.value;
-  }
+  const std::optional<double> ipc = insn_per_cycle(hal, readings);
   fmt::print(out, "\n {} for '{}':\n\n", title, quote_command(command));
   for (const auto& r : readings) {
     const bool counted = r.time_running > 0 || r.time_enabled == 0;
@@ -720,8 +738,8 @@ void report_table(std::FILE* out, const std::vector<std::string>& command, const
         if (f.hz > 0)
           note = fmt::format("# {:.6f} s at {:.4f} GHz +- {:.2g}% ({})", static_cast<double>(r.value) / f.hz, f.hz / 1e9,
                              100 * f.uncertainty_hz / f.hz, f.method);
-      } else if (r.event == "instructions" && cycles && *cycles && instructions)
-        note = fmt::format("# {:8.2f} insn per cycle", static_cast<double>(*instructions) / static_cast<double>(*cycles));
+      } else if (ipc && generic_of(hal, r) == "instructions")
+        note = fmt::format("# {:8.2f} insn per cycle", *ipc);
       else if (r.unit.empty() && task_clock && *task_clock)
         note = fmt::format("# {:>12}", per_second(static_cast<double>(r.value) * 1e9 / static_cast<double>(*task_clock)));
       if (r.time_running < r.time_enabled)
@@ -927,7 +945,7 @@ int cmd_stat_command(const Options& o) {
                  r.unit, sep, r.event, sep, r.time_running, sep, percent);
     }
   } else {
-    report_table(out, o.command, readings, elapsed, ru);
+    report_table(out, hal, o.command, readings, elapsed, ru);
   }
   return exit_status;
 }
@@ -1010,7 +1028,7 @@ int cmd_profile_command(const Options& o) {
     fmt::print(out, "{}\n", doc.dump(2));
     return run.exit_status;
   }
-  report_table(out, o.command, readings, run.elapsed_ns, run.ru, "Profile");
+  report_table(out, hal, o.command, readings, run.elapsed_ns, run.ru, "Profile");
   if (histogram) print_levels(out, *histogram, "samples");
   if (lost)
     fmt::print(out, " {} samples lost: a ring buffer was full; a longer period samples less often\n\n",
