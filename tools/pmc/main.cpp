@@ -399,18 +399,22 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, std::vector<st
   return run;
 }
 
+// The readings as every --json report gives them (a workload's or a command's).
 json counters_json(const std::vector<pmc::Reading>& readings) {
   json counters = json::array();
-  for (const auto& r : readings)
-    counters.push_back({{"event", r.event},
-                        {"canonical", r.canonical},
-                        {"value", r.value},
-                        {"unit", r.unit},
-                        {"counter", r.counter},
-                        {"granularity", r.granularity},
-                        {"time_enabled", r.time_enabled},
-                        {"time_running", r.time_running},
-                        {"extrapolated", r.extrapolated}});
+  for (const auto& r : readings) {
+    json c{{"event", r.event},
+           {"canonical", r.canonical},
+           {"value", r.value},
+           {"unit", r.unit},
+           {"counter", r.counter},
+           {"granularity", r.granularity},
+           {"time_enabled", r.time_enabled},
+           {"time_running", r.time_running},
+           {"extrapolated", r.extrapolated}};
+    if (r.cpu >= 0) c["cpu"] = r.cpu;
+    counters.push_back(std::move(c));
+  }
   return counters;
 }
 
@@ -881,21 +885,6 @@ pmc::Scope command_scope(pid_t pid) {
   return scope;
 }
 
-json command_counters_json(const std::vector<pmc::Reading>& readings) {
-  json counters = json::array();
-  for (const auto& r : readings) {
-    json c{{"event", r.event},
-           {"value", r.value},
-           {"unit", r.unit},
-           {"time_enabled", r.time_enabled},
-           {"time_running", r.time_running},
-           {"extrapolated", r.extrapolated}};
-    if (r.cpu >= 0) c["cpu"] = r.cpu;
-    counters.push_back(std::move(c));
-  }
-  return counters;
-}
-
 int cmd_stat_command(const Options& o) {
   pmc::Hal hal = pmc::Hal::open(make_config(o));
   const bool defaults = o.events.empty();
@@ -934,7 +923,7 @@ int cmd_stat_command(const Options& o) {
     json doc{{"command", o.command},
              {"exit_status", exit_status},
              {"elapsed_ns", elapsed},
-             {"counters", command_counters_json(readings)}};
+             {"counters", counters_json(readings)}};
     fmt::print(out, "{}\n", doc.dump(2));
   } else if (o.separator) {
     const std::string& sep = *o.separator;
@@ -1022,7 +1011,7 @@ int cmd_profile_command(const Options& o) {
     json doc{{"command", o.command},
              {"exit_status", run.exit_status},
              {"elapsed_ns", run.elapsed_ns},
-             {"counters", command_counters_json(readings)},
+             {"counters", counters_json(readings)},
              {"lost_samples", lost}};
     profile_json(doc, histogram, profile, o.top, chosen);
     fmt::print(out, "{}\n", doc.dump(2));
