@@ -75,21 +75,21 @@ AccessChoice choose_access(const std::string& configured, const std::string& ori
 const std::vector<HalEventInfo>& hal_events() {
   static const std::vector<HalEventInfo> events = {
       {"tsc", nullptr, HalEventKind::tsc, 0, "ticks",
-       "time-stamp counter ticks (rdtsc) between start and stop; its rate: pmc::tsc_frequency()"},
+       "time-stamp counter ticks (rdtsc) between start and stop; its rate: pmc::tsc_frequency()", false},
       {"task-clock", nullptr, HalEventKind::software, PERF_COUNT_SW_TASK_CLOCK, "ns",
-       "CPU time of the counted tasks (perf software event)"},
+       "CPU time of the counted tasks (perf software event)", true},
       {"cpu-clock", nullptr, HalEventKind::software, PERF_COUNT_SW_CPU_CLOCK, "ns",
-       "time on the CPU clock while the counted tasks run (perf software event)"},
+       "time on the CPU clock while the counted tasks run (perf software event)", true},
       {"context-switches", "cs", HalEventKind::software, PERF_COUNT_SW_CONTEXT_SWITCHES, "",
-       "context switches (perf software event)"},
+       "context switches (perf software event)", false},
       {"cpu-migrations", "migrations", HalEventKind::software, PERF_COUNT_SW_CPU_MIGRATIONS, "",
-       "moves of a counted task to another CPU (perf software event)"},
+       "moves of a counted task to another CPU (perf software event)", false},
       {"page-faults", "faults", HalEventKind::software, PERF_COUNT_SW_PAGE_FAULTS, "",
-       "page faults, minor and major (perf software event)"},
+       "page faults, minor and major (perf software event)", false},
       {"minor-faults", nullptr, HalEventKind::software, PERF_COUNT_SW_PAGE_FAULTS_MIN, "",
-       "page faults served without I/O (perf software event)"},
+       "page faults served without I/O (perf software event)", false},
       {"major-faults", nullptr, HalEventKind::software, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "",
-       "page faults that needed I/O (perf software event)"},
+       "page faults that needed I/O (perf software event)", false},
   };
   return events;
 }
@@ -116,8 +116,7 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
   // Software events take the privilege filters u and k (perf's exclude_user/exclude_kernel),
   // with the libpfm4 meaning: naming one of them clears the other unless it is named too.
   std::optional<std::uint64_t> u, k, period;
-  const bool clock = found->kind == HalEventKind::software &&
-                     (found->config == PERF_COUNT_SW_CPU_CLOCK || found->config == PERF_COUNT_SW_TASK_CLOCK);
+  const bool clock = found->samples;
   for (const auto& m : spec.modifiers) {
     if (m.name == "period") {
       // Sampling: perf's sample_period in ns of the clock; only the two clock events have one.

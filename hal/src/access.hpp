@@ -93,6 +93,7 @@ struct HalEventInfo {
   std::uint64_t config;    // PERF_COUNT_SW_* for software events
   const char* unit;        // Reading::unit
   const char* description;
+  bool samples;            // takes period=N (ns): perf samples the IP every N ns of it
 };
 PMC_API const std::vector<HalEventInfo>& hal_events();
 struct HalEvent {
