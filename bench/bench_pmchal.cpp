@@ -7,13 +7,25 @@
 //   profile: Session::level_histograms() + pc_profiles() of a 4 KiB range (256 buckets), read
 //            through the backend's ProfilingDriver and the RegisterFile  vs  copying the
 //            Alpha 21064 model's IPL histogram and buckets directly
-#include <pmc/hal.hpp>
-#include <pmc/sim/alpha21064.hpp>
-#include <pmc/sim/device.hpp>
+// The HAL side uses only the public API (the session's device is the model plugin's); the raw
+// side drives its own instance of the same device model, from the model's static library
+// (pmcmodel_p6, pmcmodel_alpha21064), programmed as the session programs its device.
+#include <pmc/pmc.hpp>
+
+#include "alpha21064.hpp"  // pmcmodel_alpha21064
+#include "p6_model.hpp"    // pmcmodel_p6
 
 #include <benchmark/benchmark.h>
 
 namespace {
+
+// The segment both profiling sides run: 2^20 user cycles over [0x120000000, 0x120001000).
+pmc::OwnedSegment profiled_segment() {
+  pmc::OwnedSegment s(1 << 20);
+  s->pc_begin = 0x120000000;
+  s->pc_end = 0x120001000;
+  return s;
+}
 
 pmc::Hal& hal() {
   static pmc::Hal h = [] {
@@ -63,7 +75,10 @@ BENCHMARK(poll_hal);
 
 void read_raw(benchmark::State& state) {
   Counting c;
-  pmc::sim::Device& d = *c.session.device();
+  // A P6 model like the session's, its PerfEvtSel0/1 as the session programmed them (EN set).
+  pmc::sim::P6Device d(hal().cpu());
+  d.write(0x186, c.session.encodings()[0].config | (1ull << 22));
+  d.write(0x187, c.session.encodings()[1].config);
   for (auto _ : state) {
     benchmark::DoNotOptimize(d.read(0xC1));
     benchmark::DoNotOptimize(d.read(0xC2));
@@ -88,11 +103,23 @@ struct Profiling {
     request.pc = pmc::PcRange{pmc::AddressSpace::user, 0x120000000, 0x120001000};
     session.profile(request);
     session.start();
-    pmc::sim::Segment s;
-    s.cycles = 1 << 20;
-    s.pc_begin = 0x120000000;
-    s.pc_end = 0x120001000;
-    session.device()->run(s);
+    pmc::Workload w;
+    w.add(profiled_segment());
+    session.run(w);  // a running session keeps running
+  }
+};
+
+// The raw side: an Alpha 21064 model as the session's driver programs its own for
+// PF_CYCLES:period=4096 (ICCSR MUX0 0xA with PC0, 0xA08), every item, the same profile range.
+struct RawProfiling {
+  pmc::sim::Alpha21064Device chip;
+  RawProfiling() {
+    namespace a = pmc::sim::alpha21064;
+    chip.write(a::kRegIccsr, 0xA08);
+    chip.write(a::kRegItems, 7);  // counters, IPL histogram, PC profiling
+    chip.set_profile(a::ProfileMode::user, 0x120000000, 0x120001000);
+    chip.write(a::kRegPerfmon, 1);
+    chip.run(profiled_segment());
   }
 };
 
@@ -106,8 +133,8 @@ void profile_hal(benchmark::State& state) {
 BENCHMARK(profile_hal);
 
 void profile_raw(benchmark::State& state) {
-  Profiling p;
-  auto& chip = dynamic_cast<pmc::sim::Alpha21064Device&>(*p.session.device());
+  RawProfiling p;
+  const pmc::sim::Alpha21064Device& chip = p.chip;
   for (auto _ : state) {
     pmc::sim::alpha21064::IplHistogram h = chip.ipl_histogram();
     std::vector<std::uint64_t> buckets = chip.profile().buckets;

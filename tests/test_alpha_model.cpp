@@ -7,9 +7,11 @@
 // from the [U] policies listed at the top of sim/src/alpha21064_model.cpp, never from a run.
 
 #include <pmc/error.hpp>
-#include <pmc/sim/alpha21064.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/workload.hpp>
+
+#include "alpha21064.hpp"  // Alpha21064Device, PfmDriver (pmcmodel_alpha21064)
+#include "support/models.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -24,9 +26,9 @@ namespace {
 
 using pmc::errc;
 using pmc::sim::Alpha21064Device;
-using pmc::sim::Mode;
+using pmc::Mode;
 using pmc::sim::PfmDriver;
-using pmc::sim::Segment;
+using pmc::Segment;
 using u64 = std::uint64_t;
 __extension__ typedef unsigned __int128 u128;
 namespace a = pmc::sim::alpha21064;
@@ -44,18 +46,16 @@ constexpr std::uint32_t ICCSR = 0, COUNT0 = 1, COUNT1 = 2, CYCLE_COUNT = 3, PERF
                         ITEMS = 6, PROFILE = 7, PSTART = 8, PEND = 9, IPLHIS = 0x10, BUCKET = 0x100000;
 constexpr u64 ITEM_COUNTERS = 1, ITEM_IPL = 2, ITEM_PROFILING = 4;
 
-Segment seg(u64 cycles, std::map<std::string, u64, std::less<>> signals = {}, Mode mode = Mode::user,
-            unsigned ipl = 0) {
-  Segment s;
-  s.cycles = cycles;
-  s.signals = std::move(signals);
-  s.mode = mode;
-  s.ipl = ipl;
+pmc::OwnedSegment seg(u64 cycles, const std::map<std::string, u64, std::less<>>& signals = {},
+                      Mode mode = Mode::user, unsigned ipl = 0) {
+  pmc::OwnedSegment s(cycles, mode);
+  for (const auto& [name, k] : signals) s.signal(name, k);
+  s->ipl = ipl;
   return s;
 }
 
-Segment kernel(u64 cycles, unsigned ipl, std::map<std::string, u64, std::less<>> signals = {}) {
-  return seg(cycles, std::move(signals), Mode::kernel, ipl);
+pmc::OwnedSegment kernel(u64 cycles, unsigned ipl, const std::map<std::string, u64, std::less<>>& signals = {}) {
+  return seg(cycles, signals, Mode::kernel, ipl);
 }
 
 // A device counting `iccsr`, enabled through the register map.
@@ -243,18 +243,18 @@ BOOST_AUTO_TEST_CASE(s5_7_logselect_counts_only_selected_processes) {
   c.d.processes().set_monitored(7, true);
   BOOST_TEST(c.d.read(LOG) == 1u);   // LOGALL by default
   c.d.write(LOG, 2);                 // LOGSELECT
-  Segment none = seg(4096);          // pid 0: no process
-  Segment other = seg(4096);
-  other.pid = 5;
-  Segment selected = seg(3 * 4096);
-  selected.pid = 7;
-  Segment child = seg(2 * 4096);     // forked by 7: inherits the bit
-  child.pid = 8;
-  child.parent = 7;
-  Segment orphan = seg(4096);        // forked by 5: does not
-  orphan.pid = 9;
-  orphan.parent = 5;
-  for (const Segment* s : {&none, &other, &selected, &child, &orphan}) c.d.run(*s);
+  pmc::OwnedSegment none = seg(4096);          // pid 0: no process
+  pmc::OwnedSegment other = seg(4096);
+  other->pid = 5;
+  pmc::OwnedSegment selected = seg(3 * 4096);
+  selected->pid = 7;
+  pmc::OwnedSegment child = seg(2 * 4096);     // forked by 7: inherits the bit
+  child->pid = 8;
+  child->parent = 7;
+  pmc::OwnedSegment orphan = seg(4096);        // forked by 5: does not
+  orphan->pid = 9;
+  orphan->parent = 5;
+  for (const pmc::OwnedSegment* s : {&none, &other, &selected, &child, &orphan}) c.d.run(*s);
   BOOST_TEST(c.d.interrupt_count(0) == 5u);  // 3 + 2
   BOOST_TEST(c.d.processes().monitored(8));
   BOOST_TEST(!c.d.processes().monitored(9));
@@ -262,13 +262,13 @@ BOOST_AUTO_TEST_CASE(s5_7_logselect_counts_only_selected_processes) {
 
   // The bit belongs to the process, kept across exec: the child runs again, still selected; a
   // later `parent` does not re-fork a known process.
-  Segment again = child;
-  again.parent = 5;
+  pmc::OwnedSegment again = child;
+  again->parent = 5;
   c.d.run(again);
   BOOST_TEST(c.d.interrupt_count(0) == 7u);
 
   c.d.write(LOG, 1);  // LOGALL: everyone counts
-  for (const Segment* s : {&none, &other, &orphan}) c.d.run(*s);
+  for (const pmc::OwnedSegment* s : {&none, &other, &orphan}) c.d.run(*s);
   BOOST_TEST(c.d.interrupt_count(0) == 10u);
   BOOST_TEST(faults([&] { c.d.write(LOG, 3); }));
   BOOST_TEST(c.d.wrperfmon(3, 0) == 0u);
@@ -343,12 +343,12 @@ BOOST_AUTO_TEST_CASE(s5_10_ipl_histogram_slots) {
   Chip c(mux0(CYCLES) | PC0, ITEM_COUNTERS | ITEM_IPL);
   c.d.run(seg(3 * 4096));            // user: 3 -> slot 8
   c.d.run(kernel(4096, 0));          // kernel IPL 0: slot 0
-  Segment idle = kernel(2 * 4096, 0);
-  idle.halted = true;                // the idle thread: slot 7; CYCLES counts its cycles [U4]
+  pmc::OwnedSegment idle = kernel(2 * 4096, 0);
+  idle->halted = true;                // the idle thread: slot 7; CYCLES counts its cycles [U4]
   c.d.run(idle);
   for (unsigned ipl = 1; ipl <= 5; ++ipl) c.d.run(kernel(ipl * 4096, ipl));  // slot ipl: ipl ticks
-  Segment halted_at_3 = kernel(4096, 3);
-  halted_at_3.halted = true;         // not IPL 0: not idle
+  pmc::OwnedSegment halted_at_3 = kernel(4096, 3);
+  halted_at_3->halted = true;         // not IPL 0: not idle
   c.d.run(halted_at_3);
   const a::IplHistogram expected{1, 1, 2, 3 + 1, 4, 5, 0, 2, 3};
   BOOST_TEST(c.d.ipl_histogram() == expected, boost::test_tools::per_element());
@@ -369,9 +369,9 @@ BOOST_AUTO_TEST_CASE(s5_10_masked_at_ipl_6_and_7) {
   BOOST_TEST(c.d.lost_interrupts(0) == 2u);
   c.d.run(kernel(4096, 7));
   BOOST_TEST(c.d.lost_interrupts(0) == 3u);
-  Segment after = kernel(100, 2);
-  after.pc_begin = 0x1800;
-  after.pc_end = 0x1900;
+  pmc::OwnedSegment after = kernel(100, 2);
+  after->pc_begin = 0x1800;
+  after->pc_end = 0x1900;
   c.d.run(after);                    // delivered at its cycle 0, PC 0x1800, IPL 2
   BOOST_TEST(!c.d.pending(0));
   BOOST_TEST(c.d.interrupt_count(0) == 1u);
@@ -388,18 +388,18 @@ BOOST_AUTO_TEST_CASE(s5_10_profile_samples_only_inside_the_range) {
   // Only 0x20FF is inside: bucket 15.
   Chip c(mux0(CYCLES) | PC0, ITEM_COUNTERS | ITEM_PROFILING);
   c.d.set_profile(a::ProfileMode::user, 0x2000, 0x2100);
-  Segment s = seg(0x300 * 16);
-  s.pc_begin = 0x1F00;
-  s.pc_end = 0x2200;
+  pmc::OwnedSegment s = seg(0x300 * 16);
+  s->pc_begin = 0x1F00;
+  s->pc_end = 0x2200;
   c.d.run(s);
   BOOST_TEST(c.d.interrupt_count(0) == 3u);
   std::vector<u64> expected(16, 0);
   expected[15] = 1;
   BOOST_TEST(c.d.profile().buckets == expected, boost::test_tools::per_element());
   // Kernel code is not sampled by a user profile, nor code without PCs.
-  Segment k = kernel(4096, 0);
-  k.pc_begin = 0x2000;
-  k.pc_end = 0x2100;
+  pmc::OwnedSegment k = kernel(4096, 0);
+  k->pc_begin = 0x2000;
+  k->pc_end = 0x2100;
   c.d.run(k);
   c.d.run(seg(4096));
   BOOST_TEST(c.d.interrupt_count(0) == 5u);
@@ -422,16 +422,16 @@ BOOST_AUTO_TEST_CASE(profile_closed_form_matches_a_cycle_by_cycle_count) {
     std::vector<u64> expected(c.d.profile().buckets.size(), 0);
     u64 acc = 0;
     for (int k = 0; k < 4; ++k) {
-      Segment s = seg(1 + rng() % 20000, {{"pf_dcache", rng() % 5}});
-      s.pc_begin = 0x10000 + rng() % 0x300;
-      s.pc_end = s.pc_begin + 1 + rng() % 0x400;
-      const u64 rate = s.per_cycle("pf_dcache");
-      for (u64 j = 0; j < s.cycles; ++j) {
+      pmc::OwnedSegment s = seg(1 + rng() % 20000, {{"pf_dcache", rng() % 5}});
+      s->pc_begin = 0x10000 + rng() % 0x300;
+      s->pc_end = s->pc_begin + 1 + rng() % 0x400;
+      const u64 rate = s->per_cycle("pf_dcache");
+      for (u64 j = 0; j < s->cycles; ++j) {
         const u64 before = acc / interval;
         acc += rate;
         for (u64 m = before; m < acc / interval; ++m) {  // overflows in cycle j
-          const u64 at = s.pc_begin + static_cast<u64>(static_cast<u128>(j) *
-                                                         (s.pc_end - s.pc_begin) / s.cycles);
+          const u64 at = s->pc_begin + static_cast<u64>(static_cast<u128>(j) *
+                                                         (s->pc_end - s->pc_begin) / s->cycles);
           if (at >= start && at < end) ++expected[(at - start) / 16];
         }
       }
@@ -454,10 +454,10 @@ BOOST_AUTO_TEST_CASE(s5_11_each_and_all) {
   BOOST_TEST(pfm.set_range(each, a::ProfileMode::user, 0x1000, 0x1100) == 0);
   BOOST_TEST(pfm.enable(each) == 0);
   for (unsigned i = 0; i < 3; ++i) {
-    Segment s = seg((i + 1) * 4096);
-    s.cpu = i;
-    s.pc_begin = 0x1000;
-    s.pc_end = 0x1100;
+    pmc::OwnedSegment s = seg((i + 1) * 4096);
+    s->cpu = i;
+    s->pc_begin = 0x1000;
+    s->pc_end = 0x1100;
     pfm.run(s);
   }
   std::size_t n = 0;
@@ -511,8 +511,9 @@ BOOST_AUTO_TEST_CASE(s5_12_unknown_registers_and_rdpmc) {
   BOOST_TEST(faults([&] { d.write(ITEMS, 0); }));
   BOOST_TEST(faults([&] { d.write(ITEMS, 8); }));
   BOOST_TEST(d.name() == "alpha21064");
-  auto made = pmc::sim::make_device("alpha21064", pmc::CpuInfo{});
-  BOOST_TEST(made->name() == "alpha21064");
+  // What a session of the alpha21064_sim backend gets: the model plugin's device.
+  auto made = pmc_test::plugin_device("alpha21064", pmc::CpuInfo{});
+  BOOST_TEST(made.device->name() == "alpha21064");
 }
 
 BOOST_AUTO_TEST_CASE(register_map_reaches_the_ipl_histogram_and_the_profile) {
@@ -535,9 +536,9 @@ BOOST_AUTO_TEST_CASE(register_map_reaches_the_ipl_histogram_and_the_profile) {
   // 8192 user cycles over [0x1000, 0x1100): interrupts in cycles 4095 and 8191 at PCs
   // 0x1000 + floor(4095 * 256 / 8192) = 0x107F (bucket 7) and 0x10FF (bucket 15); then 4096
   // cycles at IPL 3: one more, slot 3.
-  Segment user = seg(8192);
-  user.pc_begin = 0x1000;
-  user.pc_end = 0x1100;
+  pmc::OwnedSegment user = seg(8192);
+  user->pc_begin = 0x1000;
+  user->pc_end = 0x1100;
   c.d.run(user);
   c.d.run(kernel(4096, 3));
   BOOST_TEST(c.d.read(IPLHIS + 8) == 2u);
@@ -633,8 +634,8 @@ BOOST_AUTO_TEST_CASE(every_select_counts_its_signal) {
   }
   // CYCLES counts halted cycles too (no halt state on the 21064) [U4].
   Chip c(mux0(CYCLES) | PC0);
-  Segment halted = kernel(4096, 0);
-  halted.halted = true;
+  pmc::OwnedSegment halted = kernel(4096, 0);
+  halted->halted = true;
   c.d.run(halted);
   BOOST_TEST(c.d.interrupt_count(0) == 1u);
 }
@@ -666,9 +667,9 @@ BOOST_AUTO_TEST_CASE(huge_segments_in_closed_form) {
   // bytes (4 buckets, 2^18 cycles each) at 256 per interrupt: 2^12 interrupts, 2^10 per bucket.
   Chip p(mux0(LOADI) | mux1(DCACHE) | PC1, ITEM_COUNTERS | ITEM_PROFILING);
   p.d.set_profile(a::ProfileMode::user, 0x4000, 0x4040);
-  Segment s = seg(1ULL << 20, {{"pf_dcache", 1}});
-  s.pc_begin = 0x4000;
-  s.pc_end = 0x4040;
+  pmc::OwnedSegment s = seg(1ULL << 20, {{"pf_dcache", 1}});
+  s->pc_begin = 0x4000;
+  s->pc_end = 0x4040;
   p.d.run(s);
   const std::vector<u64> expected(4, 1024);
   BOOST_TEST(p.d.profile().buckets == expected, boost::test_tools::per_element());
@@ -747,25 +748,37 @@ BOOST_AUTO_TEST_CASE(items_ranges_and_their_errors) {
 
 BOOST_AUTO_TEST_CASE(segments_reach_their_cpu) {
   PfmDriver pfm(2);
-  auto w = pmc::sim::parse_workload("[[segment]]\ncycles = 5\ncpu = 1\n[[segment]]\ncycles = 5\ncpu = 2\n",
+  auto w = pmc::parse_workload("[[segment]]\ncycles = 5\ncpu = 1\n[[segment]]\ncycles = 5\ncpu = 2\n",
                                     "w.toml");
   BOOST_TEST(faults([&] { pfm.run(w); }, errc::invalid_argument));
   BOOST_TEST(pfm.cpu(1).cycle_count() == 0u);  // checked before anything ran
   // A lone device is CPU 0 and ignores the other CPUs' segments.
   Chip c(mux0(CYCLES) | PC0);
-  Segment s = seg(4096);
-  s.cpu = 1;
+  pmc::OwnedSegment s = seg(4096);
+  s->cpu = 1;
   c.d.run(s);
   BOOST_TEST(c.d.cycle_count() == 0u);
 }
 
+// (Moved from test_alpha_backend.cpp, which reaches the chip only through a session now.)
+BOOST_AUTO_TEST_CASE(the_device_executes_its_own_cpus_segments) {
+  pmc::sim::Alpha21064Device cpu1(1);
+  pmc::Segment s;
+  s.cycles = 1;
+  s.cpu = 1;
+  BOOST_TEST(cpu1.executes(s));
+  s.cpu = 0;
+  BOOST_TEST(!cpu1.executes(s));
+}
+
 BOOST_AUTO_TEST_CASE(workload_keys_cpu_pid_parent) {
-  auto w = pmc::sim::parse_workload(
+  auto w = pmc::parse_workload(
       "[[segment]]\ncycles = 5\ncpu = 3\npid = 100\n[[segment]]\ncycles = 5\npid = 200\nparent = 100\n", "w.toml");
-  BOOST_TEST(w.segments.at(0).cpu == 3u);
-  BOOST_TEST(w.segments.at(0).pid == 100u);
-  BOOST_TEST(w.segments.at(0).parent == 0u);
-  BOOST_TEST(w.segments.at(1).parent == 100u);
+  BOOST_TEST_REQUIRE(w.size() == 2u);
+  BOOST_TEST(w.segment(0).cpu == 3u);
+  BOOST_TEST(w.segment(0).pid == 100u);
+  BOOST_TEST(w.segment(0).parent == 0u);
+  BOOST_TEST(w.segment(1).parent == 100u);
   const char* bad[] = {
       "[[segment]]\ncycles = 5\ncpu = 64\n",
       "[[segment]]\ncycles = 5\npid = -1\n",
@@ -775,7 +788,7 @@ BOOST_AUTO_TEST_CASE(workload_keys_cpu_pid_parent) {
   };
   for (const char* text : bad) {
     BOOST_TEST_CONTEXT(text) {
-      BOOST_TEST(faults([&] { (void)pmc::sim::parse_workload(text, "bad.toml"); }, errc::invalid_argument));
+      BOOST_TEST(faults([&] { (void)pmc::parse_workload(text, "bad.toml"); }, errc::invalid_argument));
     }
   }
 }

@@ -6,9 +6,11 @@
 #define BOOST_TEST_MODULE archperf_driver
 #include <boost/test/unit_test.hpp>
 
+#include "support/backend.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
-#include <pmc/register_file.hpp>
+#include <pmc/sdk/register_file.hpp>
 #include <pmc/session.hpp>
 
 #include <fmt/format.h>
@@ -51,6 +53,16 @@ pmc::Hal open(const std::string& path) {
 std::string test_dump(const char* name) { return std::string(PMC_TEST_DATA) + "/cpuid/" + name; }
 std::string bundled(const char* name) { return std::string(PMC_SOURCE_DIR) + "/data/cpuid/" + name; }
 
+// The Hal's backend driver, called as a session of the Hal calls it: with the Hal's CPU, PMU and
+// catalog as its context.
+struct Driver {
+  pmc_test::LoadedForTest loaded;
+  pmc::PmuContext ctx;
+  explicit Driver(const pmc::Hal& hal)
+      : loaded(pmc_test::LoadedForTest::of(hal)), ctx(pmc_test::LoadedForTest::context(hal)) {}
+  const pmc::Backend& backend() const { return loaded.backend(); }
+};
+
 // Encodes events and assigns them with the core scheduler, as Session::add does.
 struct Set {
   std::vector<pmc::Encoding> enc;
@@ -72,19 +84,20 @@ std::string show(const std::vector<Write>& w) {
 
 BOOST_AUTO_TEST_CASE(version_1_starts_and_stops_each_counter_with_its_enable_bit) {
   pmc::Hal hal = open(test_dump("archperf-v1-yonah.txt"));
-  const pmc::Backend& b = hal.require_backend();
+  const Driver d(hal);
+  const pmc::Backend& b = d.backend();
   Set set(hal, {"instructions:u", "branches"});
   Regs regs(hal.pmu());
-  b.program(regs, hal.pmu(), set.assignments);
+  b.program(regs, d.ctx, set.assignments);
   // Selects without EN (bit 22): 0x0001_00C0 and 0x0003_00C4 (fact sheet 3).
   const std::vector<Write> program = {{0x186, 0x100C0}, {0x187, 0x300C4}};
   BOOST_TEST(regs.writes == program, show(regs.writes));
   regs.writes.clear();
-  b.start(regs, hal.pmu(), set.assignments);
+  b.start(regs, d.ctx, set.assignments);
   const std::vector<Write> start = {{0x186, 0x4100C0}, {0x187, 0x4300C4}};
   BOOST_TEST(regs.writes == start, show(regs.writes));
   regs.writes.clear();
-  b.stop(regs, hal.pmu(), set.assignments);
+  b.stop(regs, d.ctx, set.assignments);
   BOOST_TEST(regs.writes == program, show(regs.writes));
 }
 
@@ -93,19 +106,21 @@ BOOST_AUTO_TEST_CASE(version_1_leaves_an_unused_counter_disabled) {
   Set set(hal, {"LLC_MISSES"});
   Regs regs(hal.pmu());
   regs.regs[0x187] = 0x4300C0;  // left enabled by someone else
-  hal.require_backend().program(regs, hal.pmu(), set.assignments);
+  const Driver d(hal);
+  d.backend().program(regs, d.ctx, set.assignments);
   BOOST_TEST(regs.regs[0x186] == 0x3412Eu);
   BOOST_TEST(regs.regs[0x187] == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(version_2_programs_with_global_control_off_then_starts_globally) {
   pmc::Hal hal = open(bundled("core2.txt"));
-  const pmc::Backend& b = hal.require_backend();
+  const Driver d(hal);
+  const pmc::Backend& b = d.backend();
   // instructions -> FIXED_CTR0 (user+kernel: field 3), cycles:u -> FIXED_CTR1 (USR: field 2),
   // ref-cycles:k -> FIXED_CTR2 (OS: field 1), two general events on PMC0 and PMC1.
   Set set(hal, {"instructions", "cycles:u", "ref-cycles:k", "branches", "LLC_MISSES:c=1"});
   Regs regs(hal.pmu(), 1ull << 13);
-  b.program(regs, hal.pmu(), set.assignments);
+  b.program(regs, d.ctx, set.assignments);
   const std::vector<Write> program = {
       {0x38F, 0},                  // GLOBAL_CTRL off: its reset value enables PMC0/1
       {0x186, 0x4300C4},           // PERFEVTSEL0: branches with EN
@@ -115,11 +130,11 @@ BOOST_AUTO_TEST_CASE(version_2_programs_with_global_control_off_then_starts_glob
   };
   BOOST_TEST(regs.writes == program, show(regs.writes));
   regs.writes.clear();
-  b.start(regs, hal.pmu(), set.assignments);
+  b.start(regs, d.ctx, set.assignments);
   const std::vector<Write> start = {{0x38F, 0x7'0000'0003}};  // EN_PMC0-1 | EN_FIXED0-2 (bits 32-34)
   BOOST_TEST(regs.writes == start, show(regs.writes));
   regs.writes.clear();
-  b.stop(regs, hal.pmu(), set.assignments);
+  b.stop(regs, d.ctx, set.assignments);
   const std::vector<Write> stop = {{0x38F, 0}};
   BOOST_TEST(regs.writes == stop, show(regs.writes));
 }
@@ -128,7 +143,8 @@ BOOST_AUTO_TEST_CASE(anythread_reaches_the_fixed_control_field_on_version_3) {
   pmc::Hal hal = open(test_dump("archperf-v3-nehalem.txt"));
   Set set(hal, {"cycles:t", "instructions:k:t"});
   Regs regs(hal.pmu());
-  hal.require_backend().program(regs, hal.pmu(), set.assignments);
+  const Driver d(hal);
+  d.backend().program(regs, d.ctx, set.assignments);
   // FIXED_CTR1 field (bits 7:4) = OS|USR|AnyThread = 7; FIXED_CTR0 (3:0) = OS|AnyThread = 5.
   BOOST_TEST(regs.regs[0x38D] == 0x75u);
   BOOST_TEST(regs.regs[0x186] == 0u);  // no general counter used
@@ -182,28 +198,30 @@ BOOST_AUTO_TEST_CASE(only_the_fixed_counters_the_cpu_has) {
   BOOST_TEST((set.assignments[2].counter->kind == pmc::CounterKind::fixed));
   BOOST_TEST(set.assignments[2].counter->index == 2u);
   Regs regs(hal.pmu());
-  hal.require_backend().program(regs, hal.pmu(), set.assignments);
+  const Driver d(hal);
+  d.backend().program(regs, d.ctx, set.assignments);
   BOOST_TEST(regs.regs[0x38D] == 0x303u);  // fields of FIXED_CTR0 and FIXED_CTR2 only
-  hal.require_backend().start(regs, hal.pmu(), set.assignments);
+  d.backend().start(regs, d.ctx, set.assignments);
   BOOST_TEST(regs.regs[0x38F] == 0x5'0000'0003u);  // PMC0, PMC1, FIXED0 (bit 32), FIXED2 (bit 34)
 }
 
 BOOST_AUTO_TEST_CASE(general_counter_presets_sign_extend_or_use_the_full_width_alias) {
   pmc::Hal hal = open(bundled("core2.txt"));  // 40-bit counters, PDCM set
-  const pmc::Backend& b = hal.require_backend();
+  const Driver d(hal);
+  const pmc::Backend& b = d.backend();
   const pmc::CounterInfo& pmc0 = *hal.pmu().general(0);
   {
     Regs regs(hal.pmu(), 1ull << 13);  // IA32_PERF_CAPABILITIES.FW_WRITE
-    b.write_counter(regs, pmc0, 0x7FFFFFFF);          // positive 32-bit value: as is
-    b.write_counter(regs, pmc0, (1ull << 40) - 5);    // -5 in 40 bits: sign extension of 0xFFFFFFFB
-    b.write_counter(regs, pmc0, 0x1'8000'0000);       // needs bit 32 without bit 31's extension
+    b.write_counter(regs, d.ctx, pmc0, 0x7FFFFFFF);          // positive 32-bit value: as is
+    b.write_counter(regs, d.ctx, pmc0, (1ull << 40) - 5);    // -5 in 40 bits: sign extension of 0xFFFFFFFB
+    b.write_counter(regs, d.ctx, pmc0, 0x1'8000'0000);       // needs bit 32 without bit 31's extension
     const std::vector<Write> expected = {{0xC1, 0x7FFFFFFF}, {0xC1, 0xFFFFFFFB}, {0x4C1, 0x1'8000'0000}};
     BOOST_TEST(regs.writes == expected, show(regs.writes));
   }
   {
     Regs regs(hal.pmu(), 0);  // FW_WRITE clear: the value cannot be preset
     try {
-      b.write_counter(regs, pmc0, 0x1'8000'0000);
+      b.write_counter(regs, d.ctx, pmc0, 0x1'8000'0000);
       BOOST_ERROR("preset without full-width writes");
     } catch (const pmc::Error& e) {
       BOOST_TEST(e.kind() == pmc::errc::invalid_argument);
@@ -213,9 +231,10 @@ BOOST_AUTO_TEST_CASE(general_counter_presets_sign_extend_or_use_the_full_width_a
   }
   {
     pmc::Hal guest = open(test_dump("archperf-v5-guest.txt"));  // no PDCM: no 0x345 at all
+    const pmc::PmuContext guest_ctx = pmc_test::LoadedForTest::context(guest);
     Regs regs(guest.pmu());
-    BOOST_CHECK_THROW(b.write_counter(regs, *guest.pmu().general(1), 1ull << 40), pmc::Error);
-    b.write_counter(regs, *guest.pmu().general(1), (1ull << 48) - 1);  // -1: 0xFFFFFFFF sign-extended
+    BOOST_CHECK_THROW(b.write_counter(regs, guest_ctx, *guest.pmu().general(1), 1ull << 40), pmc::Error);
+    b.write_counter(regs, guest_ctx, *guest.pmu().general(1), (1ull << 48) - 1);  // -1: 0xFFFFFFFF sign-extended
     const std::vector<Write> expected = {{0xC2, 0xFFFFFFFF}};
     BOOST_TEST(regs.writes == expected, show(regs.writes));
   }
@@ -223,14 +242,15 @@ BOOST_AUTO_TEST_CASE(general_counter_presets_sign_extend_or_use_the_full_width_a
 
 BOOST_AUTO_TEST_CASE(fixed_counter_presets_are_full_width_within_the_width) {
   pmc::Hal hal = open(bundled("core2.txt"));
-  const pmc::Backend& b = hal.require_backend();
+  const Driver d(hal);
+  const pmc::Backend& b = d.backend();
   Regs regs(hal.pmu());
-  b.write_counter(regs, *hal.pmu().fixed(1), 0xAB'1234'5678);    // 40 bits: written directly
-  b.write_counter(regs, *hal.pmu().fixed(2), (1ull << 41) | 7);  // bits above 40 never written
+  b.write_counter(regs, d.ctx, *hal.pmu().fixed(1), 0xAB'1234'5678);    // 40 bits: written directly
+  b.write_counter(regs, d.ctx, *hal.pmu().fixed(2), (1ull << 41) | 7);  // bits above 40 never written
   const std::vector<Write> expected = {{0x30A, 0xAB'1234'5678}, {0x30B, 7}};
   BOOST_TEST(regs.writes == expected, show(regs.writes));
   regs.regs[0x30A] = 0xFFFF'FFFF'FFFF;
-  BOOST_TEST(b.read_counter(regs, *hal.pmu().fixed(1)) == 0xFF'FFFF'FFFFu);  // masked to 40 bits
+  BOOST_TEST(b.read_counter(regs, d.ctx, *hal.pmu().fixed(1)) == 0xFF'FFFF'FFFFu);  // masked to 40 bits
 }
 
 BOOST_AUTO_TEST_CASE(the_driver_touches_only_declared_registers) {
@@ -242,14 +262,15 @@ BOOST_AUTO_TEST_CASE(the_driver_touches_only_declared_registers) {
                                   test_dump("archperf-hybrid-adl.txt"), test_dump("archperf-hybrid-mtl.txt")}) {
     BOOST_TEST_CONTEXT(path) {
       pmc::Hal hal = open(path);
-      const pmc::Backend& b = hal.require_backend();
+      const Driver d(hal);
+  const pmc::Backend& b = d.backend();
       Set set(hal, hal.pmu().counters.size() >= 4 ? std::vector<std::string>{"instructions", "cycles", "ref-cycles", "branches"}
                                                   : std::vector<std::string>{"instructions", "branches"});
       Regs regs(hal.pmu(), 1ull << 13);
-      BOOST_CHECK_NO_THROW(b.program(regs, hal.pmu(), set.assignments));
-      for (const auto& a : set.assignments) BOOST_CHECK_NO_THROW(b.write_counter(regs, *a.counter, 0));
-      BOOST_CHECK_NO_THROW(b.start(regs, hal.pmu(), set.assignments));
-      BOOST_CHECK_NO_THROW(b.stop(regs, hal.pmu(), set.assignments));
+      BOOST_CHECK_NO_THROW(b.program(regs, d.ctx, set.assignments));
+      for (const auto& a : set.assignments) BOOST_CHECK_NO_THROW(b.write_counter(regs, d.ctx, *a.counter, 0));
+      BOOST_CHECK_NO_THROW(b.start(regs, d.ctx, set.assignments));
+      BOOST_CHECK_NO_THROW(b.stop(regs, d.ctx, set.assignments));
       // Stopped means stopped: no EN left in a version 1 select, GLOBAL_CTRL 0 otherwise.
       if (regs.regs.count(0x38F)) BOOST_TEST(regs.regs[0x38F] == 0u);
       else

@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(each_dump_is_archperf_with_its_version_tag) {
     BOOST_TEST_CONTEXT(dump) {
       pmc::Hal hal = open_dump(dump);
       BOOST_REQUIRE(hal.backend());
-      BOOST_TEST(std::string(hal.backend()->name()) == "archperf");
+      BOOST_TEST(std::string(hal.backend()->name) == "archperf");
       BOOST_TEST(hal.pmu().cpu_tag == tags.at(key));
       BOOST_TEST(hal.pmu().device_model == "archperf");
     }

@@ -5,9 +5,9 @@
 #define BOOST_TEST_MODULE archperf_probe
 #include <boost/test/unit_test.hpp>
 
-#include "plugins.hpp"
+#include "support/backend.hpp"
 
-#include <pmc/backend.hpp>
+#include <pmc/sdk/backend.hpp>
 #include <pmc/cpu.hpp>
 #include <pmc/hal.hpp>
 
@@ -19,10 +19,10 @@
 
 namespace {
 
-const pmc::Backend& archperf() {
-  static pmc::detail::PluginLoad load = pmc::detail::load_plugin(std::string(PMC_PLUGIN_DIR) + "/libarchperf.so");
-  BOOST_REQUIRE_MESSAGE(load.loaded, load.status.error);
-  return *load.loaded->backend;
+// The archperf plugin with its data file.
+const pmc_test::LoadedForTest& archperf() {
+  static const pmc_test::LoadedForTest loaded("archperf");
+  return loaded;
 }
 
 pmc::CpuInfo dump(const std::string& name) {
@@ -292,14 +292,14 @@ BOOST_AUTO_TEST_CASE(hal_chooses_archperf_for_version_1_and_up_and_p6_for_p6_par
     cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/" + f;
     pmc::Hal hal = pmc::Hal::open(cfg);
     BOOST_REQUIRE(hal.backend());
-    BOOST_TEST(std::string(hal.backend()->name()) == "archperf");
+    BOOST_TEST(std::string(hal.backend()->name) == "archperf");
   }
   for (const char* f : {"pentium-pro.txt", "pentium-ii.txt", "pentium-iii.txt", "pentium-m.txt"}) {
     pmc::Config cfg;
     cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/" + f;
     pmc::Hal hal = pmc::Hal::open(cfg);
     BOOST_REQUIRE(hal.backend());
-    BOOST_TEST(std::string(hal.backend()->name()) == "p6");
+    BOOST_TEST(std::string(hal.backend()->name) == "p6");
   }
 }
 

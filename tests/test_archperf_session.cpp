@@ -9,11 +9,12 @@
 
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/workload.hpp>
 
 #include <cstdint>
 #include <string>
+#include "support/device.hpp"
 
 namespace {
 
@@ -26,9 +27,19 @@ pmc::Hal open(const std::string& path) {
 std::string test_dump(const char* name) { return std::string(PMC_TEST_DATA) + "/cpuid/" + name; }
 std::string bundled(const char* name) { return std::string(PMC_SOURCE_DIR) + "/data/cpuid/" + name; }
 
-void run(pmc::Session& s, const std::string& toml, unsigned width) {
-  auto w = pmc::sim::parse_workload(toml, "inline.toml");
-  pmc::sim::run_workload(*s.device(), w, width, [&] { s.poll(); });
+// Runs a workload through the session's simulated PMU (Session::run chunks it for the PMU's
+// narrowest counter width: 40 or 48 bits here).
+void run(pmc::Session& s, const std::string& toml) {
+  auto w = pmc::parse_workload(toml, "inline.toml");
+  s.run(w);
+}
+
+// The simulated CPU runs a workload whatever the session does: a stopped session does not
+// count it (Session::run would start the session for the run).
+void run_while_stopped(pmc::Session& s, const std::string& toml) {
+  BOOST_REQUIRE(!s.running());
+  auto w = pmc::parse_workload(toml, "inline.toml");
+  for (std::size_t i = 0; i < w.size(); ++i) pmc_test::device(s).run(w.segment(i));
 }
 
 // 1000 user cycles: 3 instructions, 1 branch, 2 LLC misses, 4 raw 01C2 per cycle;
@@ -71,7 +82,7 @@ BOOST_AUTO_TEST_CASE(version_3_fixed_and_general_counters_together) {
   s.add("ref-cycles");
   s.add("r01C2");
   s.start();
-  run(s, kWork, 48);
+  run(s, kWork);
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 3500u);  // 1000*3 + 500*1
@@ -88,8 +99,8 @@ BOOST_AUTO_TEST_CASE(version_3_fixed_and_general_counters_together) {
   check_place(r[5], {G, 2});
   BOOST_TEST(r[5].canonical == "archperf::r01C2:u=1:k=1:e=0:i=0:c=0:t=0");
   // Stopped: GLOBAL_CTRL is 0 and more activity changes nothing.
-  BOOST_TEST(s.device()->read(0x38F) == 0u);
-  run(s, kWork, 48);
+  BOOST_TEST(pmc_test::device(s).read(0x38F) == 0u);
+  run_while_stopped(s, kWork);
   BOOST_TEST(s.read()[0].value == 3500u);
 }
 
@@ -99,22 +110,22 @@ BOOST_AUTO_TEST_CASE(version_1_counts_with_per_counter_enables_only) {
   s.add("instructions");  // no fixed counters: a general counter
   s.add("cache-misses:k");
   s.start();
-  BOOST_TEST((s.device()->read(0x186) & (1ull << 22)) != 0u);  // EN set by start()
-  BOOST_CHECK_THROW((void)s.device()->read(0x38F), pmc::Error);  // version 1: no global MSRs
-  run(s, kWork, 40);
+  BOOST_TEST((pmc_test::device(s).read(0x186) & (1ull << 22)) != 0u);  // EN set by start()
+  BOOST_CHECK_THROW((void)pmc_test::device(s).read(0x38F), pmc::Error);  // version 1: no global MSRs
+  run(s, kWork);
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 3500u);
   check_place(r[0], {G, 0});
   BOOST_TEST(r[1].value == 500u);  // kernel only: 500*1
   check_place(r[1], {G, 1});
-  BOOST_TEST((s.device()->read(0x186) & (1ull << 22)) == 0u);  // stop() cleared EN
-  BOOST_TEST((s.device()->read(0x187) & (1ull << 22)) == 0u);
-  run(s, kWork, 40);
+  BOOST_TEST((pmc_test::device(s).read(0x186) & (1ull << 22)) == 0u);  // stop() cleared EN
+  BOOST_TEST((pmc_test::device(s).read(0x187) & (1ull << 22)) == 0u);
+  run_while_stopped(s, kWork);
   BOOST_TEST(s.read()[0].value == 3500u);
   // Start again: counting resumes from the totals.
   s.start();
-  run(s, kWork, 40);
+  run(s, kWork);
   s.stop();
   BOOST_TEST(s.read()[0].value == 7000u);
 }
@@ -129,7 +140,7 @@ BOOST_AUTO_TEST_CASE(version_2_core2_quirk_fixed_counters_count) {
   s.add("branches");
   s.add("LLC_MISSES:c=2");  // cycles with at least 2 misses: the 1000 user cycles
   s.start();
-  run(s, kWork, 40);
+  run(s, kWork);
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 3000u);
@@ -158,7 +169,7 @@ signals = { instructions = 3, llc-misses = 2 }
 cycles = 500
 mode = "kernel"
 signals = { instructions = 1, llc-misses = 1 }
-)", 48);
+)");
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 500u);
@@ -177,7 +188,7 @@ BOOST_AUTO_TEST_CASE(ice_lake_topdown_slots_on_fixed_counter_3) {
   run(s, R"([[segment]]
 cycles = 10000
 signals = { slots = 4, instructions = 2, llc-references = 3 }
-)", 48);
+)");
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 40000u);
@@ -194,12 +205,12 @@ BOOST_AUTO_TEST_CASE(anythread_on_version_3_and_the_v5_bitmap_guest) {
   s.add("instructions:t");  // the model is one logical processor: AnyThread counts as plain
   s.add("branches:t");
   s.start();
-  run(s, kWork, 48);
+  run(s, kWork);
   s.stop();
   BOOST_TEST(s.read()[0].value == 3500u);
   BOOST_TEST(s.read()[1].value == 1000u);
-  BOOST_TEST(s.device()->read(0x38D) == 0x7u);  // FIXED_CTR0: OS | USR | AnyThread
-  BOOST_TEST(s.device()->read(0x186) == 0x6300C4u);
+  BOOST_TEST(pmc_test::device(s).read(0x38D) == 0x7u);  // FIXED_CTR0: OS | USR | AnyThread
+  BOOST_TEST(pmc_test::device(s).read(0x186) == 0x6300C4u);
 
   // The guest: fixed counters 0 and 2 only; cycles takes a general counter.
   pmc::Hal guest = open(test_dump("archperf-v5-guest.txt"));
@@ -208,7 +219,7 @@ BOOST_AUTO_TEST_CASE(anythread_on_version_3_and_the_v5_bitmap_guest) {
   g.add("instructions");
   g.add("ref-cycles");
   g.start();
-  run(g, kWork, 48);
+  run(g, kWork);
   g.stop();
   const auto r = g.read();
   BOOST_TEST(r[0].value == 1500u);
@@ -230,7 +241,7 @@ BOOST_AUTO_TEST_CASE(sixty_four_bit_totals_across_the_40_bit_wrap) {
   run(s, R"([[segment]]
 cycles = 0x300_0000_0005
 signals = { instructions = 1, branches = 2 }
-)", 40);
+)");
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 3 * (1ull << 40) + 5);
@@ -238,9 +249,9 @@ signals = { instructions = 1, branches = 2 }
   BOOST_TEST(r[1].value == 6 * (1ull << 40) + 10);
   check_place(r[1], {G, 0});
   // The hardware counter holds the total modulo 2^40; v2+ records the wraps in GLOBAL_STATUS.
-  BOOST_TEST(s.device()->read(0x309) == 5u);
-  BOOST_TEST((s.device()->read(0x38E) & (1ull << 32)) != 0u);  // Ovf_FixedCtr0
-  BOOST_TEST((s.device()->read(0x38E) & 1u) != 0u);            // Ovf_PMC0
+  BOOST_TEST(pmc_test::device(s).read(0x309) == 5u);
+  BOOST_TEST((pmc_test::device(s).read(0x38E) & (1ull << 32)) != 0u);  // Ovf_FixedCtr0
+  BOOST_TEST((pmc_test::device(s).read(0x38E) & 1u) != 0u);            // Ovf_PMC0
 }
 
 BOOST_AUTO_TEST_CASE(sixty_four_bit_totals_across_the_48_bit_wrap) {
@@ -252,12 +263,12 @@ BOOST_AUTO_TEST_CASE(sixty_four_bit_totals_across_the_48_bit_wrap) {
   run(s, R"([[segment]]
 cycles = 0x2_0000_0000_0007
 signals = { instructions = 1, llc-references = 1 }
-)", 48);
+)");
   s.stop();
   const auto r = s.read();
   BOOST_TEST(r[0].value == 2 * (1ull << 48) + 7);
   BOOST_TEST(r[1].value == 2 * (1ull << 48) + 7);
-  BOOST_TEST(s.device()->read(0xC1) == 7u);
+  BOOST_TEST(pmc_test::device(s).read(0xC1) == 7u);
 }
 
 BOOST_AUTO_TEST_CASE(reset_zeroes_fixed_and_general_counters) {
@@ -266,12 +277,12 @@ BOOST_AUTO_TEST_CASE(reset_zeroes_fixed_and_general_counters) {
   s.add("instructions");
   s.add("branches");
   s.start();
-  run(s, kWork, 40);
+  run(s, kWork);
   s.reset();
   run(s, R"([[segment]]
 cycles = 10
 signals = { instructions = 2, branches = 1 }
-)", 40);
+)");
   s.stop();
   BOOST_TEST(s.read()[0].value == 20u);
   BOOST_TEST(s.read()[1].value == 10u);
@@ -286,7 +297,7 @@ BOOST_AUTO_TEST_CASE(unavailable_events_are_refused_before_they_reach_the_hardwa
   BOOST_TEST(s.encodings().size() == 0u);
   s.add("instructions:t");  // version 5 without EDX[15]: AnyThread allowed
   s.start();
-  run(s, kWork, 48);
+  run(s, kWork);
   s.stop();
   BOOST_TEST(s.read()[0].value == 3500u);
 }
@@ -314,7 +325,7 @@ BOOST_AUTO_TEST_CASE(hybrid_e_core_uses_every_general_counter_cpuid_23h_reports)
   // A ninth general-only event has no counter left.
   BOOST_CHECK_THROW(s.add("r0107"), pmc::Error);
   s.start();
-  BOOST_TEST(s.device()->read(0x38F) == 0x7000000FFu);  // every counter enabled
+  BOOST_TEST(pmc_test::device(s).read(0x38F) == 0x7000000FFu);  // every counter enabled
   run(s, R"([[segment]]
 cycles = 1000
 [segment.signals]
@@ -331,7 +342,7 @@ llc-misses = 4
 cycles = 500
 mode = "kernel"
 signals = { instructions = 1, branches = 2 }
-)", 48);
+)");
   s.stop();
   const auto r = s.read();
   BOOST_TEST_REQUIRE(r.size() == 11u);

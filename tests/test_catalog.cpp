@@ -2,7 +2,7 @@
 #define BOOST_TEST_MODULE catalog
 #include <boost/test/unit_test.hpp>
 
-#include <pmc/backend.hpp>
+#include <pmc/sdk/backend.hpp>
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 
@@ -48,10 +48,21 @@ std::string load_error(const std::string& body, pmc::errc* kind = nullptr) {
   return {};
 }
 
+// A general counter of the given geometry (the other CounterInfo fields keep their defaults).
+pmc::CounterInfo general_counter(unsigned index, unsigned width, std::uint32_t control, std::uint32_t counter) {
+  pmc::CounterInfo c;
+  c.kind = pmc::CounterKind::general;
+  c.index = index;
+  c.width = width;
+  c.control_msr = control;
+  c.counter_msr = counter;
+  return c;
+}
+
 pmc::PmuInfo two_counters() {
   pmc::PmuInfo p;
   p.name = "t";
-  p.counters = {{pmc::CounterKind::general, 0, 40, 0, 0}, {pmc::CounterKind::general, 1, 40, 0, 0}};
+  p.counters = {general_counter(0, 40, 0, 0), general_counter(1, 40, 0, 0)};
   return p;
 }
 

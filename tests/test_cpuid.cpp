@@ -723,25 +723,81 @@ struct Expect {
   const char* brand;
   bool perfctr_core, perfmon_v2;
   unsigned v2_core_counters;
+  bool captured;  // a real capture (data/cpuid/README.md says so); else written by hand
 };
 
 // From the reference sheets: p6.md §1 (P6 models: 1 PPro, 5 PII, 8 PIII, 13 Pentium M; no leaf
 // 0AH), archperf.md §1/§6 (Core 2 v2 with EDX = 0; v5 with 4 fixed counters), amd.md §1 (K7 =
-// family 6; Zen 4 = family 0x19 with PerfCtrExtCore and PerfMonV2 with 6 core counters).
+// family 6; Zen 4 = family 0x19 with PerfCtrExtCore and PerfMonV2 with 6 core counters), p5.md §1
+// (family 5: Pentium, Pentium MMX, OverDrive, Quark; the AMD K6). The captured dumps: the
+// signature, PerfCtrExtCore and PerfMonV2 facts their headers and data/cpuid/README.md state, and
+// the brand string their leaves 80000002H-80000004H spell (read byte by byte from the files).
 const Expect kBundledCpus[] = {
-    {"pentium-pro.txt", "GenuineIntel", 6, 1, 7, 0, 0, 0, 0, 0, "", false, false, 0},
-    {"pentium-ii.txt", "GenuineIntel", 6, 5, 2, 0, 0, 0, 0, 0, "", false, false, 0},
-    {"pentium-iii.txt", "GenuineIntel", 6, 8, 3, 0, 0, 0, 0, 0, "", false, false, 0},
+    {"pentium-pro.txt", "GenuineIntel", 6, 1, 7, 0, 0, 0, 0, 0, "", false, false, 0, false},
+    {"pentium-ii.txt", "GenuineIntel", 6, 5, 2, 0, 0, 0, 0, 0, "", false, false, 0, false},
+    {"pentium-iii.txt", "GenuineIntel", 6, 8, 3, 0, 0, 0, 0, 0, "", false, false, 0, false},
     {"pentium-m.txt", "GenuineIntel", 6, 13, 8, 0, 0, 0, 0, 0, "Intel(R) Pentium(R) M processor 1.80GHz", false,
-     false, 0},
+     false, 0, false},
     {"core2.txt", "GenuineIntel", 6, 15, 6, 2, 2, 40, 0, 0, "Intel(R) Core(TM)2 CPU          6600  @ 2.40GHz",
-     false, false, 0},
+     false, false, 0, false},
     {"intel-icelake.txt", "GenuineIntel", 6, 0x7E, 5, 5, 8, 48, 4, 48, "Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz",
-     false, false, 0},
-    {"amd-k7.txt", "AuthenticAMD", 6, 4, 2, 0, 0, 0, 0, 0, "AMD Athlon(tm) Processor", false, false, 0},
+     false, false, 0, false},
+    {"amd-k7.txt", "AuthenticAMD", 6, 4, 2, 0, 0, 0, 0, 0, "AMD Athlon(tm) Processor", false, false, 0, false},
     {"amd-zen.txt", "AuthenticAMD", 0x19, 0x61, 2, 0, 0, 0, 0, 0, "AMD Ryzen 9 7950X 16-Core Processor", true,
-     true, 6},
+     true, 6, false},
+    // Family 5 (p5.md §1): max leaf 1 or 2, no brand string (Quark's brand leaves are zero).
+    {"pentium.txt", "GenuineIntel", 5, 2, 5, 0, 0, 0, 0, 0, "", false, false, 0, true},             // 0x525 P54C
+    {"pentium-mmx.txt", "GenuineIntel", 5, 4, 3, 0, 0, 0, 0, 0, "", false, false, 0, true},         // 0x543 P55C
+    {"pentium-mmx-e74.txt", "GenuineIntel", 5, 4, 4, 0, 0, 0, 0, 0, "", false, false, 0, false},    // 0x544
+    {"pentium-overdrive.txt", "GenuineIntel", 5, 3, 2, 0, 0, 0, 0, 0, "", false, false, 0, true},   // 0x1532 P24T
+    {"quark-x1000.txt", "GenuineIntel", 5, 9, 0, 0, 0, 0, 0, 0, "", false, false, 0, true},         // 0x590
+    {"amd-k6.txt", "AuthenticAMD", 5, 8, 0, 0, 0, 0, 0, 0, "AMD-K6(tm) 3D processor", false, false, 0, true},  // 0x580
+    // AMD (amd.md §1): family = base 0xF + extended; PerfCtrExtCore = 80000001H:ECX[23];
+    // PerfMonV2 = 80000022H:EAX[0] with the core counters in EBX[3:0].
+    {"amd-zen4-kvm.txt", "AuthenticAMD", 0x19, 0x11, 1, 0, 0, 0, 0, 0, "AMD EPYC", false, false, 0, true},
+    {"amd-k8-reve.txt", "AuthenticAMD", 0xF, 0x2F, 0, 0, 0, 0, 0, 0, "AMD Athlon(tm) 64 Processor 3200+", false,
+     false, 0, true},
+    {"amd-k8-revf.txt", "AuthenticAMD", 0xF, 0x43, 3, 0, 0, 0, 0, 0, "AMD Athlon(tm) 64 X2 Dual Core Processor 6400+",
+     false, false, 0, true},
+    {"amd-fam10h-revb.txt", "AuthenticAMD", 0x10, 2, 2, 0, 0, 0, 0, 0, "AMD Engineering Sample", false, false, 0,
+     true},
+    {"amd-fam10h-revc.txt", "AuthenticAMD", 0x10, 4, 2, 0, 0, 0, 0, 0, "AMD Phenom(tm) II X4 940 Processor", false,
+     false, 0, true},
+    {"amd-fam10h-revd.txt", "AuthenticAMD", 0x10, 8, 0, 0, 0, 0, 0, 0, "Six-Core AMD Opteron(tm) Processor 2431",
+     false, false, 0, true},
+    {"amd-fam10h-reve.txt", "AuthenticAMD", 0x10, 0xA, 0, 0, 0, 0, 0, 0, "AMD Phenom(tm) II X6 1055T Processor",
+     false, false, 0, true},
+    {"amd-fam12h.txt", "AuthenticAMD", 0x12, 1, 0, 0, 0, 0, 0, 0, "AMD A8-3850 APU with Radeon(tm) HD Graphics",
+     false, false, 0, true},
+    {"amd-fam14h.txt", "AuthenticAMD", 0x14, 1, 0, 0, 0, 0, 0, 0, "AMD E-350 Processor", false, false, 0, true},
+    {"amd-fam15h.txt", "AuthenticAMD", 0x15, 1, 2, 0, 0, 0, 0, 0, "AMD Opteron(TM) Processor 6274", true, false, 0,
+     true},
+    {"amd-fam16h.txt", "AuthenticAMD", 0x16, 0, 1, 0, 0, 0, 0, 0, "AMD A4-5000 APU with Radeon(TM) HD Graphics",
+     false, false, 0, true},
+    {"amd-zen1.txt", "AuthenticAMD", 0x17, 1, 1, 0, 0, 0, 0, 0, "AMD Ryzen 7 1800X Eight-Core Processor", true,
+     false, 0, true},
+    {"amd-zen2.txt", "AuthenticAMD", 0x17, 0x31, 0, 0, 0, 0, 0, 0, "AMD EPYC 7742 64-Core Processor", true, false,
+     0, true},
+    {"amd-zen3.txt", "AuthenticAMD", 0x19, 1, 1, 0, 0, 0, 0, 0, "AMD EPYC 7713 64-Core Processor", true, false, 0,
+     true},  // leaf 80000022H present but zero
+    {"amd-zen4-genoa.txt", "AuthenticAMD", 0x19, 0x11, 1, 0, 0, 0, 0, 0, "AMD EPYC 9654 96-Core Processor", true,
+     true, 6, true},
+    {"amd-zen5.txt", "AuthenticAMD", 0x1A, 2, 1, 0, 0, 0, 0, 0, "AMD EPYC 9655 96-Core Processor", true, true, 6,
+     true},
+    {"hygon-dhyana.txt", "HygonGenuine", 0x18, 0, 2, 0, 0, 0, 0, 0, "Hygon C86 3185  8-core Processor", true, false,
+     0, true},
 };
+
+// What data/cpuid/README.md says of a dump: captured when its entry says "captured" or it is
+// listed under "Captured dumps".
+bool readme_says_captured(const std::string& readme, const std::string& file) {
+  const auto at = readme.find("`" + file + "`");
+  if (at == std::string::npos) return false;
+  const auto line_end = readme.find('\n', at);
+  const std::string line = readme.substr(at, line_end == std::string::npos ? std::string::npos : line_end - at);
+  const auto section = readme.find("Captured dumps");
+  return line.find("captured:") != std::string::npos || (section != std::string::npos && at > section);
+}
 
 BOOST_AUTO_TEST_CASE(each_bundled_dump_decodes_to_its_cpu) {
   for (const auto& e : kBundledCpus) {
@@ -761,10 +817,17 @@ BOOST_AUTO_TEST_CASE(each_bundled_dump_decodes_to_its_cpu) {
       BOOST_TEST(c.amd.perfmon_v2 == e.perfmon_v2);
       BOOST_TEST(c.amd.v2_core_counters == e.v2_core_counters);
       BOOST_TEST(!c.hybrid);
-      // Every file says what it is and that it was written, not captured.
+      // Every file says what it is; one written by hand says it was not captured, and a real
+      // capture (only those README.md says are) says where it comes from.
       const std::string text = read_text(kBundled / e.file);
       BOOST_TEST(text.rfind("# ", 0) == 0u);
-      BOOST_TEST((text.find("not captured") != std::string::npos));
+      BOOST_TEST(e.captured == readme_says_captured(read_text(kBundled / "README.md"), e.file));
+      if (e.captured) {
+        BOOST_TEST((text.find("not captured") == std::string::npos));
+        BOOST_TEST((text.find("InstLatx64") != std::string::npos || text.find("Captured with") != std::string::npos));
+      } else {
+        BOOST_TEST((text.find("not captured") != std::string::npos));
+      }
     }
   }
 }

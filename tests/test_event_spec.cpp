@@ -74,14 +74,26 @@ BOOST_AUTO_TEST_CASE(errors_point_at_the_offending_column) {
 
 BOOST_AUTO_TEST_CASE(bit_ranges) {
   auto f = pmc::parse_bit_range("24-31");
-  BOOST_TEST(f.low == 24u);
-  BOOST_TEST(f.width == 8u);
+  BOOST_TEST(f.low() == 24u);
+  BOOST_TEST(f.width() == 8u);
   BOOST_TEST(f.mask() == 0xFF000000ull);
   BOOST_TEST(pmc::parse_bit_range("22").mask() == (1ull << 22));
   BOOST_TEST(pmc::parse_bit_range("0-63").mask() == ~0ull);
   BOOST_CHECK_THROW(pmc::parse_bit_range("31-24"), pmc::Error);
   BOOST_CHECK_THROW(pmc::parse_bit_range("64"), pmc::Error);
   BOOST_CHECK_THROW(pmc::parse_bit_range("a-b"), pmc::Error);
+  // A field in two ranges, the value's low bits in the first: "0-7,32-35" is 12 bits.
+  auto split = pmc::parse_bit_range("0-7,32-35");
+  BOOST_TEST(split.count == 2u);
+  BOOST_TEST(split.low() == 0u);
+  BOOST_TEST(split.width() == 12u);
+  BOOST_TEST(split.mask() == 0xF000000FFull);
+  BOOST_TEST(split.max_value() == 0xFFFu);
+  BOOST_TEST(split.place(0xABC) == 0xA000000BCull);
+  BOOST_TEST(split.extract(0xA000000BCull | (1ull << 20)) == 0xABCu);
+  BOOST_TEST(split.str() == "0-7,32-35");
+  BOOST_TEST(pmc::parse_bit_range("22").str() == "22");
+  BOOST_CHECK_THROW(pmc::parse_bit_range("0-7,4-9"), pmc::Error);  // overlapping ranges
 }
 
 BOOST_AUTO_TEST_CASE(register_format_packs_and_range_checks) {

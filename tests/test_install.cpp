@@ -98,15 +98,17 @@ struct Installed {
     BOOST_TEST(j["backend"] == "p6", r.out);
     BOOST_REQUIRE(j["plugins"].is_array());
     BOOST_TEST(!j["plugins"].empty(), r.out);
-    bool p6 = false;
+    bool p6 = false, p6_model = false;
     for (const auto& p : j["plugins"]) {
       const fs::path file = p["file"].get<std::string>();
       BOOST_TEST(inside(file, root), file << " is outside the installed tree " << root);
       BOOST_TEST(!inside(file, kBuild), file << " is in the build tree");
       BOOST_TEST(p["error"].is_null(), p.dump());
-      if (p["backend"] == "p6") p6 = true;
+      if (p["name"] == "p6" && p["kind"] == "backend") p6 = true;
+      if (p["name"] == "p6" && p["kind"] == "model") p6_model = true;  // what `stat` below runs on
     }
     BOOST_TEST(p6, "p6 plugin not loaded: " << r.out);
+    BOOST_TEST(p6_model, "p6 model plugin not loaded: " << r.out);
     // The bundled CPUID dump came from the installed data too.
     const fs::path dump = j["cpu"]["source"].get<std::string>();
     BOOST_TEST(contains(dump.string(), "pentium-iii"), r.out);
@@ -131,11 +133,15 @@ BOOST_FIXTURE_TEST_CASE(install_probe_and_relocate, Installed) {
   Result install = run(cmake, {"--install", kBuild.string(), "--prefix", prefix.string()}, env, scratch, "/");
   BOOST_TEST_REQUIRE(install.status == 0, install);
 
-  // The tree has the public headers, the events table and the plugin.
+  // The tree has the public headers (the user API and the plugin SDK), the backend's data file,
+  // and the backend and model plugins.
   BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "hal.hpp"));
-  BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "backend.hpp"));
+  BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "pmc.hpp"));
+  BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "sdk" / "backend.hpp"));
+  BOOST_TEST(fs::is_regular_file(prefix / "include" / "pmc" / "sdk" / "model.hpp"));
   BOOST_TEST(fs::is_regular_file(prefix / kDataSub / "events" / "p6.toml"));
   BOOST_TEST(fs::is_regular_file(prefix / kPluginSub / "libp6.so"));
+  BOOST_TEST(fs::is_regular_file(prefix / kPluginSub / "libp6-model.so"));
   BOOST_TEST(fs::is_regular_file(prefix / kDataSub / "cpuid" / "pentium-iii.txt"));
   BOOST_TEST(fs::is_regular_file(prefix / kDataSub / "workloads" / "p6-demo.toml"));
   // The test plugins are not part of the product.

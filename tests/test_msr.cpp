@@ -11,6 +11,7 @@
 #include "msr.hpp"
 #include "plugins.hpp"
 #include "session_impl.hpp"
+#include "support/backend.hpp"
 #include "support/child_process.hpp"
 
 #include <pmc/error.hpp>
@@ -31,10 +32,21 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// A general counter of the given geometry (the other CounterInfo fields keep their defaults).
+pmc::CounterInfo general_counter(unsigned index, unsigned width, std::uint32_t control, std::uint32_t counter) {
+  pmc::CounterInfo c;
+  c.kind = pmc::CounterKind::general;
+  c.index = index;
+  c.width = width;
+  c.control_msr = control;
+  c.counter_msr = counter;
+  return c;
+}
+
 pmc::PmuInfo p6_pmu() {
   pmc::PmuInfo p;
   p.name = "p6";
-  p.counters = {{pmc::CounterKind::general, 0, 40, 0x186, 0xC1}, {pmc::CounterKind::general, 1, 40, 0x187, 0xC2}};
+  p.counters = {general_counter(0, 40, 0x186, 0xC1), general_counter(1, 40, 0x187, 0xC2)};
   p.registers = {0xC1, 0xC2, 0x186, 0x187};
   return p;
 }
@@ -76,13 +88,12 @@ struct FakeTree {
 
 // A context as Hal::open builds it: the p6 plugin forced onto this machine, access "msr".
 std::shared_ptr<pmc::detail::Context> p6_msr_context() {
-  auto load = pmc::detail::load_plugin(fs::path(PMC_PLUGIN_DIR) / "libp6.so");
-  BOOST_REQUIRE_MESSAGE(load.loaded, load.status.error);
+  const pmc_test::LoadedForTest p6("p6");
   auto ctx = std::make_shared<pmc::detail::Context>();
-  ctx->loaded = load.loaded;
+  ctx->loaded = p6.b;
   ctx->cpu = pmc::read_native_cpu();
-  ctx->pmu = ctx->backend().pmu(ctx->cpu);
-  ctx->catalog.load(fs::path(PMC_DATA_DIR) / "events" / "p6.toml", "p6");
+  ctx->catalog = p6.data;
+  ctx->pmu = p6.pmu(ctx->cpu);
   ctx->access = "msr";
   return ctx;
 }
@@ -221,7 +232,8 @@ BOOST_FIXTURE_TEST_CASE(a_session_drives_the_p6_driver_through_the_device, FakeT
 BOOST_FIXTURE_TEST_CASE(a_pentium_m_session_checks_misc_enable_through_the_device, FakeTree) {
   make_device(0);
   auto ctx = p6_msr_context();
-  ctx->pmu = ctx->backend().pmu(pmc::load_cpuid_dump(fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / "pentium-m.txt"));
+  const pmc::CpuInfo pentium_m = pmc::load_cpuid_dump(fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / "pentium-m.txt");
+  ctx->pmu = ctx->backend().pmu(pentium_m, ctx->catalog, ctx->backend().probe(pentium_m, ctx->catalog));
   BOOST_REQUIRE(ctx->pmu.cpu_tag == "pm");
   {
     poke(0, 0x1A0, 0);  // firmware cleared bit 7

@@ -42,7 +42,7 @@ BOOST_AUTO_TEST_CASE(each_dump_probes_to_its_cpu_tag) {
     BOOST_TEST_CONTEXT(file) {
       pmc::Hal hal = open_for(tag);
       BOOST_REQUIRE(hal.backend());
-      BOOST_TEST(std::string(hal.backend()->name()) == "p6");
+      BOOST_TEST(std::string(hal.backend()->name) == "p6");
       BOOST_TEST(hal.pmu().cpu_tag == tag);
     }
   }

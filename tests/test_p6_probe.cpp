@@ -2,19 +2,19 @@
 #define BOOST_TEST_MODULE p6_probe
 #include <boost/test/unit_test.hpp>
 
-#include "plugins.hpp"
+#include "support/backend.hpp"
 
-#include <pmc/backend.hpp>
+#include <pmc/sdk/backend.hpp>
 #include <pmc/cpu.hpp>
 
 #include <string>
 
 namespace {
 
-const pmc::Backend& p6() {
-  static pmc::detail::PluginLoad load = pmc::detail::load_plugin(std::string(PMC_PLUGIN_DIR) + "/libp6.so");
-  BOOST_REQUIRE_MESSAGE(load.loaded, load.status.error);
-  return *load.loaded->backend;
+// The p6 plugin with its data file (the probe table is data: p6.toml [[probe]]).
+const pmc_test::LoadedForTest& p6() {
+  static const pmc_test::LoadedForTest loaded("p6");
+  return loaded;
 }
 
 pmc::CpuInfo cpu(const char* vendor, unsigned family, unsigned model, unsigned stepping = 3, unsigned arch = 0) {

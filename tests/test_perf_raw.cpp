@@ -32,18 +32,19 @@ pmc::Hal p6_native(const std::string& access) {
   return pmc::Hal::open(cfg);
 }
 
+// PerfEvtSel0/1 as p6.toml's [format] declares them.
 pmc::RegisterFormat p6_format() {
   pmc::RegisterFormat f;
-  f.add("event", {0, 8});
-  f.add("umask", {8, 8});
-  f.add("usr", {16, 1});
-  f.add("os", {17, 1});
-  f.add("edge", {18, 1});
-  f.add("pc", {19, 1});
-  f.add("int", {20, 1});
-  f.add("en", {22, 1});
-  f.add("inv", {23, 1});
-  f.add("cmask", {24, 8});
+  f.add("event", pmc::parse_bit_range("0-7"));
+  f.add("umask", pmc::parse_bit_range("8-15"));
+  f.add("usr", pmc::parse_bit_range("16"));
+  f.add("os", pmc::parse_bit_range("17"));
+  f.add("edge", pmc::parse_bit_range("18"));
+  f.add("pc", pmc::parse_bit_range("19"));
+  f.add("int", pmc::parse_bit_range("20"));
+  f.add("en", pmc::parse_bit_range("22"));
+  f.add("inv", pmc::parse_bit_range("23"));
+  f.add("cmask", pmc::parse_bit_range("24-31"));
   return f;
 }
 
@@ -154,7 +155,7 @@ BOOST_AUTO_TEST_CASE(no_pmu) {
     BOOST_TEST(m ==
                    "perf_event_open(INST_RETIRED, raw 0xc0): this machine exposes no hardware PMU to Linux perf "
                    "(CPUID.0AH version 0, /sys/bus/event_source/devices/cpu missing); count on real hardware or use "
-                   "access = \"sim\" with --cpuid-dump",
+                   "access = \"sim\" with a CPUID dump (the config key 'cpu')",
                m);
   }
   f.hypervisor = true;
@@ -318,7 +319,7 @@ BOOST_AUTO_TEST_CASE(hardware_event_counts_or_names_the_missing_pmu) {
     if (!pmu.exposed) {
       BOOST_TEST(contains(m, "this machine exposes no hardware PMU to Linux perf (CPUID.0AH version "), m);
       BOOST_TEST(contains(m, "/sys/bus/event_source/devices/cpu missing"), m);
-      BOOST_TEST(contains(m, "count on real hardware or use access = \"sim\" with --cpuid-dump"), m);
+      BOOST_TEST(contains(m, "count on real hardware or use access = \"sim\" with a CPUID dump (the config key 'cpu')"), m);
       BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::not_supported));
     }
     BOOST_TEST(s.encodings().size() == 1u);  // the failed add changed nothing

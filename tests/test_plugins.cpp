@@ -10,14 +10,18 @@
 // PMC_TEST_PLUGIN_DIR, and all of them together with the valid "testgood" in mixed/.
 
 #include "plugins.hpp"
+#include "support/child_process.hpp"
+#include "support/device.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
+#include <pmc/sdk/model.hpp>
 #include <pmc/session.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/workload.hpp>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -51,9 +55,10 @@ void expect_broken(const std::string& name, const std::vector<std::string>& word
   BOOST_TEST_CONTEXT("plugin " << file) {
     BOOST_REQUIRE(fs::exists(file));
     pmc::detail::PluginLoad p = pmc::detail::load_plugin(file);
-    BOOST_TEST(!p.loaded);
+    BOOST_TEST(!p.backend);
+    BOOST_TEST(!p.model);
     BOOST_TEST(p.status.file == file);
-    BOOST_TEST(p.status.backend.empty());
+    BOOST_TEST(p.status.name.empty());
     const std::string& error = p.status.error;
     BOOST_TEST_MESSAGE(name << ": " << error);
     BOOST_TEST(!error.empty());
@@ -63,8 +68,14 @@ void expect_broken(const std::string& name, const std::vector<std::string>& word
   }
 }
 
-const std::vector<std::string> kBrokenCases = {"unloadable", "noexport", "abi2",   "throwing",
-                                               "nullfactory", "small",  "garbage"};
+const std::vector<std::string> kBrokenCases = {"unloadable", "noexport", "abi3",           "newminor",
+                                               "abi1",       "throwing", "nullfactory",    "nocreate",
+                                               "nulldescriptor", "small", "garbage"};
+
+// "ABI 2.0", "ABI 3.0": how the loader names an ABI version.
+std::string abi_text(unsigned major, unsigned minor) {
+  return "ABI " + std::to_string(major) + "." + std::to_string(minor);
+}
 
 const pmc::PluginStatus* status_of(const pmc::Hal& hal, const fs::path& file) {
   for (const auto& s : hal.plugins())
@@ -74,7 +85,7 @@ const pmc::PluginStatus* status_of(const pmc::Hal& hal, const fs::path& file) {
 
 const pmc::PluginStatus* loaded_backend(const pmc::Hal& hal, const std::string& backend) {
   for (const auto& s : hal.plugins())
-    if (s.backend == backend && s.error.empty()) return &s;
+    if (s.kind == pmc::PluginKind::backend && s.name == backend && s.error.empty()) return &s;
   return nullptr;
 }
 
@@ -93,36 +104,94 @@ BOOST_AUTO_TEST_CASE(undefined_symbol_fails_to_load) {
   expect_broken("unloadable", {"cannot load", "undefined symbol: pmc_test_missing_symbol"});
 }
 
-BOOST_AUTO_TEST_CASE(no_descriptor) { expect_broken("noexport", {"exports no 'pmc_backend_v1'"}); }
+BOOST_AUTO_TEST_CASE(no_descriptor) {
+  expect_broken("noexport", {"not a pmchal plugin", "exports neither 'pmc_backend_v2' nor 'pmc_model_v2'"});
+}
 
-BOOST_AUTO_TEST_CASE(other_abi_major) { expect_broken("abi2", {"ABI 2.", "ABI 1."}); }
+BOOST_AUTO_TEST_CASE(other_abi_major) {
+  expect_broken("abi3", {abi_text(3, 0), abi_text(pmc::kAbiMajor, pmc::kAbiMinor), "rebuild the plugin"});
+}
 
-BOOST_AUTO_TEST_CASE(factory_throws) { expect_broken("throwing", {"'throwing'", "threw", "deliberate failure"}); }
+BOOST_AUTO_TEST_CASE(newer_abi_minor) {
+  expect_broken("newminor", {abi_text(pmc::kAbiMajor, pmc::kAbiMinor + 1), "newer than",
+                             abi_text(pmc::kAbiMajor, pmc::kAbiMinor).substr(4)});
+}
 
-BOOST_AUTO_TEST_CASE(factory_returns_null) { expect_broken("nullfactory", {"'nullfactory'", "returned no backend"}); }
+BOOST_AUTO_TEST_CASE(old_abi_1_plugin) {
+  expect_broken("abi1", {"ABI 1", "'pmc_backend_v1'", abi_text(pmc::kAbiMajor, pmc::kAbiMinor), "rebuild"});
+}
+
+// The factory reports the constructor's exception through its error buffer (it may not throw).
+BOOST_AUTO_TEST_CASE(factory_throws) { expect_broken("throwing", {"'throwing'", "failed", "deliberate failure"}); }
+
+BOOST_AUTO_TEST_CASE(factory_returns_null) {
+  expect_broken("nullfactory", {"'nullfactory'", "failed and gave no reason"});
+}
+
+BOOST_AUTO_TEST_CASE(descriptor_without_factory) { expect_broken("nocreate", {"backend descriptor", "no factory"}); }
+
+BOOST_AUTO_TEST_CASE(null_descriptor) { expect_broken("nulldescriptor", {"'pmc_backend_v2'", "null pointer"}); }
 
 BOOST_AUTO_TEST_CASE(descriptor_too_small) {
   expect_broken("small", {std::to_string(2 * sizeof(std::uint32_t)) + " bytes", "smaller than",
                           std::to_string(sizeof(pmc::pmc_backend_descriptor))});
 }
 
-BOOST_AUTO_TEST_CASE(not_an_elf_file) { expect_broken("garbage", {"cannot load", "invalid ELF header"}); }
+BOOST_AUTO_TEST_CASE(not_an_elf_file) { expect_broken("garbage", {"not an ELF shared library"}); }
 
 BOOST_AUTO_TEST_CASE(missing_file) {
   const fs::path file = kPlugins / "no-such-dir" / "libnothing.so";
   pmc::detail::PluginLoad p = pmc::detail::load_plugin(file);
-  BOOST_TEST(!p.loaded);
+  BOOST_TEST(!p.backend);
+  BOOST_TEST(!p.model);
   BOOST_TEST(contains(p.status.error, file.string()), p.status.error);
-  BOOST_TEST(contains(p.status.error, "cannot load"), p.status.error);
+  BOOST_TEST(contains(p.status.error, "cannot be read"), p.status.error);
+}
+
+// What the loader refuses before dlopen: anything but a regular file (a FIFO must not hang it), a
+// truncated ELF file, and, as root, a file others may write. Each error names the file.
+BOOST_AUTO_TEST_CASE(unsafe_files_are_refused_before_loading) {
+  pmc_test::TempDir tmp("pmc-test-plugins");
+  auto refused = [](const fs::path& file, const std::string& why) {
+    BOOST_TEST_CONTEXT(file) {
+      pmc::detail::PluginLoad p = pmc::detail::load_plugin(file);
+      BOOST_TEST(!p.backend);
+      BOOST_TEST(!p.model);
+      BOOST_TEST(contains(p.status.error, file.string()), p.status.error);
+      BOOST_TEST(contains(p.status.error, why), p.status.error);
+    }
+  };
+  const fs::path fifo = tmp.path() / "libfifo.so";
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  refused(fifo, "a named pipe, not a regular file");
+  const fs::path dir = tmp.path() / "libdir.so";
+  fs::create_directory(dir);
+  refused(dir, "a directory, not a regular file");
+  // The first kilobyte of a good plugin: its headers promise segments the file does not hold.
+  const std::string good = pmc_test::slurp(case_file("testgood"));
+  BOOST_REQUIRE(good.size() > 1024u);
+  const fs::path truncated = tmp.path() / "libtruncated.so";
+  pmc_test::spit(truncated, good.substr(0, 1024));
+  refused(truncated, "truncated ELF file");
+  // A whole copy loads; made writable by everyone, root refuses it.
+  const fs::path copy = tmp.path() / "libtestgood.so";
+  pmc_test::spit(copy, good);
+  fs::permissions(copy, fs::perms::owner_read | fs::perms::owner_write);
+  BOOST_TEST(pmc::detail::load_plugin(copy).status.error.empty(), pmc::detail::load_plugin(copy).status.error);
+  fs::permissions(copy, fs::perms::all & ~fs::perms::owner_exec & ~fs::perms::group_exec & ~fs::perms::others_exec);
+  if (::geteuid() == 0) refused(copy, "writable by everyone");
+  else BOOST_TEST(pmc::detail::load_plugin(copy).status.error.empty());  // the check is root's only
 }
 
 BOOST_AUTO_TEST_CASE(good_backend_loads) {
   pmc::detail::PluginLoad p = pmc::detail::load_plugin(case_file("testgood"));
-  BOOST_REQUIRE(p.loaded);
+  BOOST_REQUIRE(p.backend);
   BOOST_TEST(p.status.error.empty(), p.status.error);
-  BOOST_TEST(p.status.backend == "testgood");
-  BOOST_TEST(p.loaded->backend->name() == "testgood");
-  BOOST_TEST(p.loaded->file == case_file("testgood").string());
+  BOOST_TEST((p.status.kind == pmc::PluginKind::backend));
+  BOOST_TEST(p.status.name == "testgood");
+  BOOST_TEST(p.backend->name == "testgood");
+  BOOST_REQUIRE(p.backend->backend);
+  BOOST_TEST(p.backend->file == case_file("testgood").string());
 }
 
 BOOST_AUTO_TEST_CASE(each_case_is_alone_in_its_directory) {
@@ -144,9 +213,9 @@ BOOST_AUTO_TEST_CASE(mixed_directory_reports_each_broken_one_and_loads_the_rest)
   BOOST_TEST(all.size() == kBrokenCases.size() + 1);
   unsigned loaded = 0;
   for (const auto& p : all) {
-    if (p.loaded) {
+    if (p.backend) {
       ++loaded;
-      BOOST_TEST(p.status.backend == "testgood");
+      BOOST_TEST(p.status.name == "testgood");
     } else {
       BOOST_TEST(contains(p.status.error, p.status.file.string()), p.status.error);
     }
@@ -158,7 +227,7 @@ BOOST_AUTO_TEST_CASE(missing_directory_is_reported) {
   const fs::path dir = kPlugins / "no-such-dir";
   std::vector<pmc::detail::PluginLoad> all = pmc::detail::load_plugins({dir});
   BOOST_REQUIRE(all.size() == 1u);
-  BOOST_TEST(!all[0].loaded);
+  BOOST_TEST(!all[0].backend);
   BOOST_TEST(contains(all[0].status.error, dir.string()), all[0].status.error);
 }
 
@@ -169,21 +238,21 @@ BOOST_AUTO_TEST_SUITE(hal)
 BOOST_AUTO_TEST_CASE(open_with_broken_plugins_still_chooses_p6) {
   pmc::Hal hal = pmc::Hal::open(mixed_config());
   BOOST_REQUIRE(hal.backend());
-  BOOST_TEST(hal.backend()->name() == "p6");
+  BOOST_TEST(hal.backend()->name == "p6");
 
   const pmc::PluginStatus* good = loaded_backend(hal, "testgood");
   BOOST_REQUIRE(good);
   BOOST_TEST(good->file == kMixed / "libtestgood.so");
   const pmc::PluginStatus* p6 = loaded_backend(hal, "p6");
   BOOST_REQUIRE(p6);
-  BOOST_TEST(p6->file.parent_path() == fs::path(PMC_PLUGIN_DIR));
+  BOOST_TEST(p6->file.parent_path() == fs::path(PMC_PLUGIN_DIR), p6->file);
 
   for (const auto& name : kBrokenCases) {
     const fs::path file = kMixed / ("lib" + name + ".so");
     BOOST_TEST_CONTEXT(file) {
       const pmc::PluginStatus* s = status_of(hal, file);
       BOOST_REQUIRE(s);
-      BOOST_TEST(s->backend.empty());
+      BOOST_TEST(s->name.empty());
       BOOST_TEST(!s->error.empty());
       BOOST_TEST(contains(s->error, file.string()), s->error);
     }
@@ -233,7 +302,8 @@ BOOST_AUTO_TEST_CASE(naming_the_good_test_backend_uses_it) {
   cfg.backend = "testgood";
   pmc::Hal hal = pmc::Hal::open(cfg);
   BOOST_REQUIRE(hal.backend());
-  BOOST_TEST(hal.backend()->name() == "testgood");
+  BOOST_TEST(hal.backend()->name == "testgood");
+  BOOST_TEST(hal.backend()->data == kMixed / "testgood.toml");  // its data file, found next to it
   BOOST_TEST(hal.pmu().counters.size() == 1u);
   BOOST_TEST(contains(hal.why(), "testgood"), hal.why());
 }
@@ -257,7 +327,7 @@ BOOST_AUTO_TEST_CASE(session_outlives_hal) {
   cfg.cpu = p3_dump().string();
   std::optional<pmc::Hal> hal(pmc::Hal::open(cfg));
   BOOST_REQUIRE(hal->backend());
-  BOOST_REQUIRE(hal->backend()->name() == "p6");
+  BOOST_REQUIRE(hal->backend()->name == "p6");
   const pmc::PluginStatus* p6 = loaded_backend(*hal, "p6");
   BOOST_REQUIRE(p6);
   const std::string p6_file = p6->file.string();
@@ -271,14 +341,12 @@ BOOST_AUTO_TEST_CASE(session_outlives_hal) {
   BOOST_TEST(handle != nullptr, p6_file << " was unloaded with the Hal");
   if (handle) dlclose(handle);
 
-  pmc::sim::Device* device = session.device();
-  BOOST_REQUIRE(device);
-  pmc::sim::Segment seg;
-  seg.cycles = 1000;
-  seg.signals["instructions"] = 3;
+  pmc::Device& device = pmc_test::device(session);
+  pmc::OwnedSegment seg(1000);
+  seg.signal("instructions", 3);
   session.start();
   BOOST_TEST(session.running());
-  device->run(seg);
+  device.run(seg);
   session.stop();
   BOOST_TEST(!session.running());
   std::vector<pmc::Reading> r = session.read();
@@ -290,7 +358,7 @@ BOOST_AUTO_TEST_CASE(session_outlives_hal) {
   // And once more after a reset, to be sure the driver is still callable.
   session.reset();
   session.start();
-  device->run(seg);
+  device.run(seg);
   session.stop();
   r = session.read();
   BOOST_REQUIRE(r.size() == 1u);

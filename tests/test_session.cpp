@@ -5,10 +5,11 @@
 
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/workload.hpp>
 
-#include "../sim/src/p6_model.hpp"  // P6Device: the Pentium M firmware setting (IA32_MISC_ENABLE)
+#include "support/device.hpp"
+#include "support/no_backend.hpp"
 
 #include <algorithm>
 #include <string>
@@ -28,9 +29,18 @@ pmc::Hal pentium_m() {
   return pmc::Hal::open(cfg);
 }
 
+// Runs a workload through the session's simulated PMU (the tests start the session first).
 void run(pmc::Session& s, const std::string& toml) {
-  auto w = pmc::sim::parse_workload(toml, "inline.toml");
-  pmc::sim::run_workload(*s.device(), w, 40, [&] { s.poll(); });
+  auto w = pmc::parse_workload(toml, "inline.toml");
+  s.run(w);
+}
+
+// The simulated CPU runs a workload whatever the session does: a stopped session does not
+// count it (Session::run would start the session for the run).
+void run_while_stopped(pmc::Session& s, const std::string& toml) {
+  BOOST_REQUIRE(!s.running());
+  auto w = pmc::parse_workload(toml, "inline.toml");
+  for (std::size_t i = 0; i < w.size(); ++i) pmc_test::device(s).run(w.segment(i));
 }
 
 std::uint64_t value(pmc::Session& s, std::size_t i) { return s.read().at(i).value; }
@@ -102,12 +112,12 @@ BOOST_AUTO_TEST_CASE(counter_one_alone_counts_with_the_global_enable_in_evtsel0)
   BOOST_TEST(s.read().at(0).counter == 1u);
   s.start();
   // PerfEvtSel0 holds only EN (bit 22): counter 0 frozen, both enabled.
-  BOOST_TEST(s.device()->read(0x186) == (1ull << 22));
+  BOOST_TEST(pmc_test::device(s).read(0x186) == (1ull << 22));
   run(s, "[[segment]]\ncycles = 40\nsignals = { mul = 1, instructions = 9 }\n");
   s.stop();
   BOOST_TEST(value(s, 0) == 40u);
-  BOOST_TEST(s.device()->read(0xC1) == 0u);  // counter 0 never moved
-  BOOST_TEST((s.device()->read(0x186) & (1ull << 22)) == 0u);
+  BOOST_TEST(pmc_test::device(s).read(0xC1) == 0u);  // counter 0 never moved
+  BOOST_TEST((pmc_test::device(s).read(0x186) & (1ull << 22)) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(stop_freezes_and_reset_zeroes) {
@@ -117,7 +127,7 @@ BOOST_AUTO_TEST_CASE(stop_freezes_and_reset_zeroes) {
   s.start();
   run(s, "[[segment]]\ncycles = 10\nsignals = { instructions = 1 }\n");
   s.stop();
-  run(s, "[[segment]]\ncycles = 10\nsignals = { instructions = 1 }\n");
+  run_while_stopped(s, "[[segment]]\ncycles = 10\nsignals = { instructions = 1 }\n");
   BOOST_TEST(value(s, 0) == 10u);
   s.reset();
   BOOST_TEST(value(s, 0) == 0u);
@@ -165,18 +175,33 @@ BOOST_AUTO_TEST_CASE(a_failed_add_leaves_the_session_as_it_was) {
   BOOST_TEST(s.encodings().size() == 2u);
 }
 
+// Without a backend a session counts only the HAL events; a PMU event is a clear error saying why
+// no backend was chosen, and Hal::require_backend() also says how to choose one (the config).
 BOOST_AUTO_TEST_CASE(no_backend_is_a_clear_error) {
-  pmc::Config cfg;
-  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/amd-zen.txt";
-  auto hal = pmc::Hal::open(cfg);
-  BOOST_TEST(hal.backend() == nullptr);
+  pmc_test::TempDir tmp;
+  auto hal = pmc_test::no_backend_hal(tmp);  // a Transmeta Crusoe: no backend drives it
+  BOOST_TEST_REQUIRE(hal.backend() == nullptr);
+  auto s = hal.session();
   try {
-    (void)hal.session();
-    BOOST_ERROR("a session without a backend");
+    s.add("instructions");
+    BOOST_ERROR("a PMU event in a session without a backend");
+  } catch (const pmc::Error& e) {
+    BOOST_TEST(static_cast<int>(e.kind()) == static_cast<int>(pmc::errc::not_supported));
+    std::string m = e.what();
+    BOOST_TEST(m.find("event 'instructions' needs a PMU backend, and none was chosen") != std::string::npos, m);
+    BOOST_TEST(m.find("no loaded backend matches GenuineTMx86") != std::string::npos, m);
+    BOOST_TEST(m.find("events available here: tsc") != std::string::npos, m);
+  }
+  BOOST_TEST(s.encodings().empty());
+  BOOST_CHECK_NO_THROW(s.add("tsc"));  // a HAL event needs no backend
+  try {
+    (void)hal.require_backend();
+    BOOST_ERROR("require_backend without a backend");
   } catch (const pmc::Error& e) {
     std::string m = e.what();
-    BOOST_TEST(m.find("no loaded backend matches AuthenticAMD") != std::string::npos, m);
-    BOOST_TEST(m.find("--cpuid-dump") != std::string::npos, m);
+    BOOST_TEST(m.find("no loaded backend matches GenuineTMx86") != std::string::npos, m);
+    BOOST_TEST(m.find("the config key 'backend'") != std::string::npos, m);
+    BOOST_TEST(m.find("the config key 'cpu'") != std::string::npos, m);
   }
 }
 
@@ -212,7 +237,7 @@ BOOST_AUTO_TEST_CASE(pentium_m_counts_when_firmware_reports_perfmon_available) {
   s.add("instructions");
   s.add("cycles");
   s.start();
-  BOOST_TEST((s.device()->read(0x1A0) & 0x80) != 0u);
+  BOOST_TEST((pmc_test::device(s).read(0x1A0) & 0x80) != 0u);
   // 400 cycles x 3 instructions = 1200 instructions; 400 cycles.
   run(s, "[[segment]]\ncycles = 400\nsignals = { instructions = 3 }\n");
   s.stop();
@@ -224,9 +249,7 @@ BOOST_AUTO_TEST_CASE(pentium_m_with_perfmon_disabled_by_firmware_is_refused) {
   auto hal = pentium_m();
   auto s = hal.session();
   s.add("INST_RETIRED");
-  auto* chip = dynamic_cast<pmc::sim::P6Device*>(s.device());
-  BOOST_REQUIRE(chip);
-  chip->set_firmware_perfmon_available(false);  // a BIOS that cleared IA32_MISC_ENABLE[7]
+  pmc_test::device(s).configure("perfmon_available", 0);  // a BIOS that cleared IA32_MISC_ENABLE[7]
   try {
     s.start();
     BOOST_ERROR("a session started on a Pentium M whose firmware disabled performance monitoring");
@@ -238,8 +261,8 @@ BOOST_AUTO_TEST_CASE(pentium_m_with_perfmon_disabled_by_firmware_is_refused) {
   }
   BOOST_TEST(!s.running());
   // Refused before anything was written: the event selects are still at their reset value.
-  BOOST_TEST(s.device()->read(0x186) == 0u);
-  BOOST_TEST(s.device()->read(0x187) == 0u);
+  BOOST_TEST(pmc_test::device(s).read(0x186) == 0u);
+  BOOST_TEST(pmc_test::device(s).read(0x187) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(other_p6_cpus_do_not_touch_misc_enable) {
@@ -251,7 +274,7 @@ BOOST_AUTO_TEST_CASE(other_p6_cpus_do_not_touch_misc_enable) {
   auto s = hal.session();
   s.add("instructions");
   BOOST_CHECK_NO_THROW(s.start());
-  BOOST_CHECK_THROW((void)s.device()->read(0x1A0), pmc::Error);
+  BOOST_CHECK_THROW((void)pmc_test::device(s).read(0x1A0), pmc::Error);
   s.stop();
 }
 

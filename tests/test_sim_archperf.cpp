@@ -8,8 +8,13 @@
 
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/workload.hpp>
+
+#include "archperf_model.hpp"  // ArchPerfDevice (pmcmodel_archperf)
+#include "session_impl.hpp"
+#include "support/device.hpp"
+#include "support/models.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -21,9 +26,9 @@
 namespace {
 
 using pmc::errc;
-using pmc::sim::Device;
-using pmc::sim::Mode;
-using pmc::sim::Segment;
+using pmc::Device;
+using pmc::Mode;
+using pmc::Segment;
 using u64 = std::uint64_t;
 
 // MSRs [2].
@@ -94,7 +99,7 @@ pmc::CpuInfo intel(const Geo& g) {
 }
 
 std::unique_ptr<Device> device(const Geo& g) {
-  return pmc::sim::make_device("archperf", intel(g));
+  return std::make_unique<pmc::sim::ArchPerfDevice>(intel(g));
 }
 
 const std::filesystem::path kSource(PMC_SOURCE_DIR);
@@ -105,16 +110,14 @@ pmc::CpuInfo core2_cpu() { return pmc::load_cpuid_dump(kSource / "data" / "cpuid
 pmc::CpuInfo icelake_cpu() {
   return pmc::load_cpuid_dump(kSource / "data" / "cpuid" / "intel-icelake.txt");
 }
-std::unique_ptr<Device> core2() { return pmc::sim::make_device("archperf", core2_cpu()); }
-std::unique_ptr<Device> icelake() { return pmc::sim::make_device("archperf", icelake_cpu()); }
+std::unique_ptr<Device> core2() { return std::make_unique<pmc::sim::ArchPerfDevice>(core2_cpu()); }
+std::unique_ptr<Device> icelake() { return std::make_unique<pmc::sim::ArchPerfDevice>(icelake_cpu()); }
 
-Segment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
-            Mode mode = Mode::user, bool halted = false) {
-  Segment s;
-  s.cycles = cycles;
-  s.mode = mode;
-  s.halted = halted;
-  for (const auto& [name, k] : signals) s.signals.emplace(name, k);
+pmc::OwnedSegment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
+                      Mode mode = Mode::user, bool halted = false) {
+  pmc::OwnedSegment s(cycles, mode);
+  s->halted = halted;
+  for (const auto& [name, k] : signals) s.signal(name, k);
   return s;
 }
 
@@ -154,11 +157,14 @@ bool readable(Device& d, std::uint32_t msr) {
 // =============================================================================================
 BOOST_AUTO_TEST_SUITE(geometry)
 
+// The device a session gets is the model plugin's, found by name (Context::make_device); an
+// unknown name is not_found naming it and where model plugins were looked for.
 BOOST_AUTO_TEST_CASE(make_device_knows_archperf) {
   auto d = device({});
   BOOST_TEST(d->name() == "archperf");
-  BOOST_TEST(throws([] { (void)pmc::sim::make_device("archperf2", intel({})); }, errc::not_found,
-                    {"'archperf2'", "archperf", "p6"}));
+  BOOST_TEST(pmc_test::plugin_device("archperf", intel({})).device->name() == "archperf");
+  BOOST_TEST(throws([] { (void)pmc_test::plugin_device("archperf2", intel({})); }, errc::not_found,
+                    {"'archperf2'", "not installed", PMC_PLUGIN_DIR}));
 }
 
 // Version 0 has no architectural PMU [1]: the model refuses the CPU, naming it.
@@ -168,8 +174,8 @@ BOOST_AUTO_TEST_CASE(version_0_is_not_supported) {
   // A bundled dump without leaf 0AH: the Pentium III.
   BOOST_TEST(throws(
       [] {
-        (void)pmc::sim::make_device(
-            "archperf", pmc::load_cpuid_dump(kSource / "data" / "cpuid" / "pentium-iii.txt"));
+        (void)std::make_unique<pmc::sim::ArchPerfDevice>(
+            pmc::load_cpuid_dump(kSource / "data" / "cpuid" / "pentium-iii.txt"));
       },
       errc::not_supported, {"family 6 model 8", "architectural performance monitoring"}));
 }
@@ -384,7 +390,7 @@ pmc::CpuInfo hybrid(const Geo& g, const Leaf23& l) {
 }
 
 std::unique_ptr<Device> hybrid_device(const Geo& g, const Leaf23& l) {
-  return pmc::sim::make_device("archperf", hybrid(g, l));
+  return std::make_unique<pmc::sim::ArchPerfDevice>(hybrid(g, l));
 }
 
 pmc::CpuInfo test_dump(const char* name) {
@@ -416,7 +422,7 @@ BOOST_AUTO_TEST_SUITE(cpuid_23h)
 BOOST_AUTO_TEST_CASE(meteor_lake_e_core_counters_from_cpuid_23h) {
   const pmc::CpuInfo cpu = test_dump("archperf-hybrid-mtl.txt");
   BOOST_TEST(cpu.arch.gp_counters == 6u);  // leaf 0AH alone would give six
-  auto d = pmc::sim::make_device("archperf", cpu);
+  auto d = std::make_unique<pmc::sim::ArchPerfDevice>(cpu);
   BOOST_TEST(d->read(GLOBAL_CTRL) == 0xFFu);
   for (unsigned i = 0; i < 8; ++i) {
     BOOST_TEST(d->read(ia32_pmc(i)) == 0u, "PMC" << i);
@@ -466,7 +472,7 @@ BOOST_AUTO_TEST_CASE(meteor_lake_e_core_counters_from_cpuid_23h) {
 // EDX[4:0] = 3 -> fixed counters 0-2. GLOBAL_CTRL resets to 0x3F; 0xC7 (IA32_PMC6) #GPs
 // with leaf 0AH's message.
 BOOST_AUTO_TEST_CASE(alder_lake_p_core_without_cpuid_23h_uses_leaf_0ah) {
-  auto d = pmc::sim::make_device("archperf", test_dump("archperf-hybrid-adl.txt"));
+  auto d = std::make_unique<pmc::sim::ArchPerfDevice>(test_dump("archperf-hybrid-adl.txt"));
   BOOST_TEST(d->read(GLOBAL_CTRL) == 0x3Fu);
   for (unsigned i = 0; i < 6; ++i) BOOST_TEST(readable(*d, ia32_pmc(i)));
   BOOST_TEST(gp_fault([&] { (void)d->read(ia32_pmc(6)); },
@@ -857,7 +863,7 @@ BOOST_AUTO_TEST_SUITE(counting)
 // Item 1: fixed counter 0 counts only with FIXED_CTR_CTRL[1:0] != 0 AND GLOBAL_CTRL[32].
 BOOST_AUTO_TEST_CASE(item1_fixed_counter_needs_both_enables) {
   auto d = device({});
-  const Segment s = seg(100, {{"instructions", 2}});
+  const pmc::OwnedSegment s = seg(100, {{"instructions", 2}});
   d->write(FIXED_CTR_CTRL, fixed_ctrl(0, F_OS | F_USR));
   d->write(GLOBAL_CTRL, 0);
   d->run(s);
@@ -876,7 +882,7 @@ BOOST_AUTO_TEST_CASE(item1_fixed_counter_needs_both_enables) {
 
 // Item 2: PERFEVTSELi.EN = 1 but GLOBAL_CTRL[i] = 0 -> no counting (v2+); v1: EN alone.
 BOOST_AUTO_TEST_CASE(item2_gp_counter_needs_en_and_global_ctrl) {
-  const Segment s = seg(100, {{"instructions", 2}});
+  const pmc::OwnedSegment s = seg(100, {{"instructions", 2}});
   auto d = device({});
   d->write(evtsel(0), EN | USR | INSTRUCTIONS);
   d->write(evtsel(1), EN | USR | INSTRUCTIONS);
@@ -896,8 +902,8 @@ BOOST_AUTO_TEST_CASE(item2_gp_counter_needs_en_and_global_ctrl) {
 
 // The USR / OS filter of GP counters and the enable field of fixed counters [3, 4].
 BOOST_AUTO_TEST_CASE(mode_filtering) {
-  const Segment user = seg(100, {{"instructions", 2}});
-  const Segment kernel = seg(50, {{"instructions", 2}}, Mode::kernel);
+  const pmc::OwnedSegment user = seg(100, {{"instructions", 2}});
+  const pmc::OwnedSegment kernel = seg(50, {{"instructions", 2}}, Mode::kernel);
   struct Case {
     u64 sel_bits, field, want;
   };
@@ -959,7 +965,7 @@ BOOST_AUTO_TEST_CASE(reference_cycles_policy) {
 
 // Other event / umask pairs count "raw.0xUUEE"; an architectural event matches on both fields.
 BOOST_AUTO_TEST_CASE(other_events_count_raw_signals) {
-  const Segment s = seg(10, {{"raw.0x01C2", 3}, {"raw.0x02C2", 5}, {"raw.0x01C0", 7},
+  const pmc::OwnedSegment s = seg(10, {{"raw.0x01C2", 3}, {"raw.0x02C2", 5}, {"raw.0x01C0", 7},
                              {"raw.0x00D1", 9}, {"instructions", 11}});
   auto d = device({});
   d->write(evtsel(0), EN | USR | umask(0x01) | 0xC2);
@@ -976,7 +982,7 @@ BOOST_AUTO_TEST_CASE(other_events_count_raw_signals) {
 // Item 12 (the hardware side): EBX bit i = 1 -> architectural event i counts nothing [U];
 // i >= EAX[31:24] -> not an architectural event on this CPU: its raw signal [U].
 BOOST_AUTO_TEST_CASE(item12_unavailable_and_unenumerated_events) {
-  const Segment s = seg(10, {{"llc-references", 1}, {"llc-misses", 2}, {"slots", 3},
+  const pmc::OwnedSegment s = seg(10, {{"llc-references", 1}, {"llc-misses", 2}, {"slots", 3},
                              {"raw.0x01A4", 4}, {"raw.0x02C2", 5}, {"branches", 6}});
   // EBX bit 4 (LLC Misses) set.
   auto d = device({.unavailable = bit(4)});
@@ -1032,13 +1038,13 @@ BOOST_AUTO_TEST_CASE(item10_inv_ignored_when_cmask_is_zero) {
 }
 
 BOOST_AUTO_TEST_CASE(item10_cmask_threshold_and_invert) {
-  const Segment k0 = seg(10, {}), k1 = seg(20, {{"branches", 1}}),
+  const pmc::OwnedSegment k0 = seg(10, {}), k1 = seg(20, {{"branches", 1}}),
                 k2 = seg(30, {{"branches", 2}}), k5 = seg(40, {{"branches", 5}});
   auto d = device({});
   d->write(evtsel(0), EN | USR | cmask(2) | BRANCHES);
   d->write(evtsel(1), EN | USR | INV | cmask(2) | BRANCHES);
   d->write(evtsel(2), EN | USR | cmask(5) | BRANCHES);
-  for (const Segment* s : {&k0, &k1, &k2, &k5}) d->run(*s);
+  for (const pmc::OwnedSegment* s : {&k0, &k1, &k2, &k5}) d->run(*s);
   BOOST_TEST(d->read(ia32_pmc(0)) == 30u + 40u);  // cycles with >= 2
   BOOST_TEST(d->read(ia32_pmc(1)) == 10u + 20u);  // cycles with < 2, zero included
   BOOST_TEST(d->read(ia32_pmc(2)) == 40u);
@@ -1254,21 +1260,35 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(workloads)
 
 // The shipped example through an Ice Lake, read every chunk of a 48-bit budget. Totals from the
-// file's segments (worked out in its header comment).
+// file's segments (worked out in its header comment). Session::run() chunks the workload; the
+// session's device is the archperf model in a ChunkSpy, which sees each chunk. The session
+// counts one event, and the counters are then programmed here, as the fact sheet gives them.
 BOOST_AUTO_TEST_CASE(archperf_demo_example) {
-  const auto w = pmc::sim::load_workload(kSource / "examples" / "workloads" / "archperf-demo.toml");
+  const auto w = pmc::load_workload(kSource / "examples" / "workloads" / "archperf-demo.toml");
   BOOST_TEST(w.total_cycles() == 6'000'000u);
-  auto d = icelake();
+  static const pmc_test::LoadedForTest backend("archperf");
+  pmc::Session s(std::make_unique<pmc::detail::SessionImpl>(
+      pmc_test::spy_context<pmc::sim::ArchPerfDevice>(backend, icelake_cpu())));
+  s.add("instructions");
+  s.start();  // a running session stays running through run()
+  Device* d = &pmc_test::device(s);
   const u64 events[] = {INSTRUCTIONS | USR, INSTRUCTIONS | OS, BRANCHES | USR | OS,
                         BRANCH_MISSES | USR | OS, LLC_REFERENCES | USR | OS,
                         LLC_MISSES | USR | OS, REF_CYCLES | USR | OS,
                         umask(0x01) | 0xC2 | USR | OS};
+  d->write(GLOBAL_CTRL, 0);
   for (unsigned i = 0; i < 8; ++i) d->write(evtsel(i), EN | events[i]);
+  for (unsigned i = 0; i < 8; ++i) d->write(ia32_pmc(i), 0);
+  for (unsigned i = 0; i < 4; ++i) d->write(fixed_ctr(i), 0);
   d->write(FIXED_CTR_CTRL, 0x3333);
   d->write(GLOBAL_CTRL, 0xF000000FFULL);
   int chunks = 0;
-  pmc::sim::run_workload(*d, w, 48, [&] { ++chunks; });
+  pmc_test::between_chunks = [&] { ++chunks; };
+  const pmc::WorkloadRun run = s.run(w);
+  pmc_test::between_chunks = nullptr;
+  BOOST_TEST(s.running());
   BOOST_TEST(chunks == 6);  // one chunk per segment: no segment nears 2^47 events
+  BOOST_TEST(run.cycles == 6'000'000u);
   const u64 want[] = {15'200'000, 500'000, 5'650'000, 200'000,
                       700'000,    500'000, 5'850'000, 20'000'000};
   for (unsigned i = 0; i < 8; ++i) BOOST_TEST(d->read(ia32_pmc(i)) == want[i], "counter " << i);
@@ -1278,11 +1298,12 @@ BOOST_AUTO_TEST_CASE(archperf_demo_example) {
   BOOST_TEST(d->read(fixed_ctr(3)) == 23'000'000u);
   BOOST_TEST(d->read(GLOBAL_STATUS) == 0u);
   BOOST_TEST(d->interrupts() == 0u);
+  BOOST_TEST(run.interrupts == 0u);
 }
 
 // Raw signals in TOML, quoted or as a dotted key (docs/workload-format.md).
 BOOST_AUTO_TEST_CASE(raw_signals_from_toml) {
-  const auto w = pmc::sim::parse_workload(R"(
+  const auto w = pmc::parse_workload(R"(
 [[segment]]
 cycles = 10
 signals = { "raw.0x01C2" = 3 }
@@ -1295,7 +1316,7 @@ raw.0x01C2 = 5
                                           "raw");
   auto d = device({});
   d->write(evtsel(0), EN | USR | umask(0x01) | 0xC2);
-  for (const Segment& s : w.segments) d->run(s);
+  for (std::size_t i = 0; i < w.size(); ++i) d->run(w.segment(i));
   BOOST_TEST(d->read(ia32_pmc(0)) == 130u);  // 10 x 3 + 20 x 5
 }
 

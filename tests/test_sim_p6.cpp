@@ -7,10 +7,13 @@
 
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/workload.hpp>
 
-#include "../sim/src/p6_model.hpp"  // P6Device: the Pentium M firmware setting (IA32_MISC_ENABLE)
+#include "p6_model.hpp"  // P6Device (pmcmodel_p6), with the Pentium M firmware setting (IA32_MISC_ENABLE)
+#include "session_impl.hpp"
+#include "support/device.hpp"
+#include "support/models.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -22,9 +25,9 @@
 namespace {
 
 using pmc::errc;
-using pmc::sim::Device;
-using pmc::sim::Mode;
-using pmc::sim::Segment;
+using pmc::Device;
+using pmc::Mode;
+using pmc::Segment;
 using u64 = std::uint64_t;
 
 // MSRs [2].
@@ -55,7 +58,7 @@ pmc::CpuInfo pentium_pro() {
   return cpu;
 }
 
-std::unique_ptr<Device> p6() { return pmc::sim::make_device("p6", pentium_pro()); }
+std::unique_ptr<Device> p6() { return std::make_unique<pmc::sim::P6Device>(pentium_pro()); }
 
 // Family 6 models 9 (Banias) and 13 (Dothan) are the Pentium M [1]; 8 is a Pentium III
 // (Coppermine).
@@ -73,13 +76,11 @@ pmc::CpuInfo pentium_iii() { return p6_model(8, 3); }
 constexpr std::uint32_t MiscEnable = 0x1A0;
 constexpr u64 PerfmonAvailable = 1ULL << 7;
 
-Segment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
-            Mode mode = Mode::user, bool halted = false) {
-  Segment s;
-  s.cycles = cycles;
-  s.mode = mode;
-  s.halted = halted;
-  for (const auto& [name, k] : signals) s.signals.emplace(name, k);
+pmc::OwnedSegment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
+                      Mode mode = Mode::user, bool halted = false) {
+  pmc::OwnedSegment s(cycles, mode);
+  s->halted = halted;
+  for (const auto& [name, k] : signals) s.signal(name, k);
   return s;
 }
 
@@ -103,10 +104,12 @@ bool throws(F&& f, errc code, std::initializer_list<std::string> fragments) {
 
 BOOST_AUTO_TEST_SUITE(registers)
 
+// The device a session gets is the model plugin's, found by name (Context::make_device).
 BOOST_AUTO_TEST_CASE(make_device_knows_p6_only) {
   auto d = p6();
   BOOST_TEST(d->name() == "p6");
-  BOOST_TEST(throws([] { (void)pmc::sim::make_device("p7", pentium_pro()); }, errc::not_found,
+  BOOST_TEST(pmc_test::plugin_device("p6", pentium_pro()).device->name() == "p6");
+  BOOST_TEST(throws([] { (void)pmc_test::plugin_device("p7", pentium_pro()); }, errc::not_found,
                     {"'p7'"}));
 }
 
@@ -273,7 +276,7 @@ BOOST_AUTO_TEST_CASE(item5_wrap_at_2_40_and_pmi) {
 // Item 7 (hardware side): the counter-restricted events count on their counter:
 // FLOPS / FP_COMP_OPS_EXE / CYCLES_DIV_BUSY on counter 0, FP_ASSIST / MUL / DIV on counter 1 [5a].
 BOOST_AUTO_TEST_CASE(item7_restricted_events_count_on_their_counter) {
-  const Segment s = seg(100, {{"flops", 3},
+  const pmc::OwnedSegment s = seg(100, {{"flops", 3},
                               {"fp_comp_ops_exe", 4},
                               {"cycles_div_busy", 1},
                               {"fp_assist", 2},
@@ -324,12 +327,12 @@ BOOST_AUTO_TEST_CASE(item8_inv_ignored_by_edge_detect_when_cmask_is_zero) {
 // Item 9: CMASK = 2 adds 1 per cycle with >= 2 events (INV = 0) or < 2 events, zero included
 // (INV = 1).
 BOOST_AUTO_TEST_CASE(item9_cmask_threshold_and_invert) {
-  const Segment k0 = seg(10, {}), k1 = seg(20, {{"instructions", 1}}),
+  const pmc::OwnedSegment k0 = seg(10, {}), k1 = seg(20, {{"instructions", 1}}),
                 k2 = seg(30, {{"instructions", 2}}), k5 = seg(40, {{"instructions", 5}});
   auto d = p6();
   d->write(PerfEvtSel0, EN | USR | cmask(2) | INST_RETIRED);
   d->write(PerfEvtSel1, USR | INV | cmask(2) | INST_RETIRED);
-  for (const Segment* s : {&k0, &k1, &k2, &k5}) d->run(*s);
+  for (const pmc::OwnedSegment* s : {&k0, &k1, &k2, &k5}) d->run(*s);
   BOOST_TEST(d->read(PerfCtr0) == 30u + 40u);
   BOOST_TEST(d->read(PerfCtr1) == 10u + 20u);
 }
@@ -375,8 +378,8 @@ BOOST_AUTO_TEST_CASE(edge_detector_state_policy) {
 
 // Item 11: the USR / OS filter: neither -> frozen, USR -> CPL 1..3 (user segments), OS -> CPL 0.
 BOOST_AUTO_TEST_CASE(item11_mode_filtering) {
-  const Segment user = seg(100, {{"instructions", 2}});
-  const Segment kernel = seg(50, {{"instructions", 2}}, Mode::kernel);
+  const pmc::OwnedSegment user = seg(100, {{"instructions", 2}});
+  const pmc::OwnedSegment kernel = seg(50, {{"instructions", 2}}, Mode::kernel);
   struct Case {
     u64 bits, want;
   };
@@ -394,7 +397,7 @@ BOOST_AUTO_TEST_CASE(item11_mode_filtering) {
 // Item 12: MESI events count the states UMASK selects; UMASK 0 counts nothing (Linux's NOP
 // event 0x0000002E).
 BOOST_AUTO_TEST_CASE(item12_mesi_unit_masks) {
-  const Segment s = seg(10, {{"l2_rqsts.m", 1}, {"l2_rqsts.e", 2}, {"l2_rqsts.s", 4},
+  const pmc::OwnedSegment s = seg(10, {{"l2_rqsts.m", 1}, {"l2_rqsts.e", 2}, {"l2_rqsts.s", 4},
                              {"l2_rqsts.i", 8}, {"l2_ld.m", 16}, {"l2_ld.e", 32}, {"l2_ld.i", 64}});
   struct Case {
     u64 code, mask, want;
@@ -483,7 +486,7 @@ BOOST_AUTO_TEST_CASE(halted_cycles_do_not_count_unhalted_clocks) {
 }
 
 BOOST_AUTO_TEST_CASE(generic_aliases_feed_the_p6_events) {
-  const Segment s = seg(10, {{"instructions", 1}, {"inst_retired", 2}, {"branches", 3},
+  const pmc::OwnedSegment s = seg(10, {{"instructions", 1}, {"inst_retired", 2}, {"branches", 3},
                              {"branch-misses", 4}, {"uops", 5}, {"flops", 6}, {"l2-requests.s", 7},
                              {"l2_rqsts.s", 8}});
   struct Case {
@@ -501,7 +504,7 @@ BOOST_AUTO_TEST_CASE(generic_aliases_feed_the_p6_events) {
 
 // Bus events: UMASK 0x00 counts this processor's transactions, 0x20 any agent's [5].
 BOOST_AUTO_TEST_CASE(bus_self_and_any) {
-  const Segment s = seg(10, {{"bus_tran_brd.self", 2}, {"bus_tran_brd.other", 5},
+  const pmc::OwnedSegment s = seg(10, {{"bus_tran_brd.self", 2}, {"bus_tran_brd.other", 5},
                              {"bus_data_rcv", 1}});
   auto d = p6();
   d->write(PerfEvtSel0, EN | USR | BUS_TRAN_BRD);
@@ -516,7 +519,7 @@ BOOST_AUTO_TEST_CASE(bus_self_and_any) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_event_codes_count_nothing_and_known_ones_their_signal) {
-  const Segment s =
+  const pmc::OwnedSegment s =
       seg(10, {{"mmx_instr_exec", 3}, {"emon_kni_inst_retired", 4}, {"instructions", 9}});
   auto d = p6();
   d->write(PerfEvtSel0, EN | USR | 0x01);  // no P6 event 0x01
@@ -541,7 +544,7 @@ BOOST_AUTO_TEST_SUITE(pentium_m_misc_enable)
 BOOST_AUTO_TEST_CASE(pentium_m_reads_bit7_set) {
   for (unsigned model : {9u, 13u}) {
     BOOST_TEST_CONTEXT("model " << model) {
-      auto d = pmc::sim::make_device("p6", p6_model(model, 5));
+      auto d = std::make_unique<pmc::sim::P6Device>(p6_model(model, 5));
       // Bit 7 set, every other bit 0 [U]: 1 << 7 = 0x80.
       BOOST_TEST(d->read(MiscEnable) == 0x80u);
       BOOST_TEST((d->read(MiscEnable) & PerfmonAvailable) != 0u);
@@ -550,7 +553,7 @@ BOOST_AUTO_TEST_CASE(pentium_m_reads_bit7_set) {
 }
 
 BOOST_AUTO_TEST_CASE(bit7_is_read_only_and_writes_change_nothing) {
-  auto d = pmc::sim::make_device("p6", pentium_m());
+  auto d = std::make_unique<pmc::sim::P6Device>(pentium_m());
   d->write(MiscEnable, 0);  // tries to clear bit 7: it stays set [1]
   BOOST_TEST(d->read(MiscEnable) == 0x80u);
   d->write(MiscEnable, ~u64{0});  // the other bits are not writable [U]
@@ -570,7 +573,7 @@ BOOST_AUTO_TEST_CASE(other_p6_cpus_fault_naming_the_msr_and_the_cpu) {
   for (const pmc::CpuInfo& cpu : {pentium_iii(), pentium_pro()}) {
     const std::string who = "family 6 model " + std::to_string(cpu.model);
     BOOST_TEST_CONTEXT(who) {
-      auto d = pmc::sim::make_device("p6", cpu);
+      auto d = std::make_unique<pmc::sim::P6Device>(cpu);
       BOOST_TEST(throws([&] { (void)d->read(MiscEnable); }, errc::register_fault,
                         {"#GP", "rdmsr", "0x1a0", "IA32_MISC_ENABLE", who, "only the Pentium M"}));
       BOOST_TEST(throws([&] { d->write(MiscEnable, PerfmonAvailable); }, errc::register_fault,
@@ -624,7 +627,7 @@ BOOST_AUTO_TEST_SUITE(pentium_m_prefetch_filter)
 // 10 cycles; per cycle: L2_LD demand M 1, E 2, S 4, I 8 (sum 15), prefetched M 16, E 32, S 64,
 // I 128 (sum 240); L2_LINES_IN demand 3, prefetched 5; L2_LINES_OUT 6 / 7; L2_M_LINES_OUTM
 // 9 / 11; L2_IFETCH demand M 1, and a "prefetched" M 100 no P6 event reads.
-Segment l2_traffic() {
+pmc::OwnedSegment l2_traffic() {
   return seg(10, {{"l2_ld.m", 1}, {"l2_ld.e", 2}, {"l2_ld.s", 4}, {"l2_ld.i", 8},
                   {"l2_ld.prefetch.m", 16}, {"l2_ld.prefetch.e", 32}, {"l2_ld.prefetch.s", 64},
                   {"l2_ld.prefetch.i", 128}, {"l2_lines_in", 3}, {"l2_lines_in.prefetch", 5},
@@ -658,7 +661,7 @@ BOOST_AUTO_TEST_CASE(pentium_m_counts_demand_prefetched_or_both) {
            FilterCase{L2_M_LINES_OUTM, 0x10, 110},
            FilterCase{L2_IFETCH, 0x28, 10},        // no filter on 28H: demand M 1 only
        }) {
-    auto d = pmc::sim::make_device("p6", pentium_m());
+    auto d = std::make_unique<pmc::sim::P6Device>(pentium_m());
     d->write(PerfEvtSel0, EN | USR | umask(c.mask) | c.code);
     d->run(l2_traffic());
     BOOST_TEST(d->read(PerfCtr0) == c.want, "event " << c.code << " umask " << c.mask);
@@ -677,7 +680,7 @@ BOOST_AUTO_TEST_CASE(other_p6_cpus_ignore_bits_5_4) {
            FilterCase{L2_LINES_OUT, 0x20, 60},
            FilterCase{L2_M_LINES_OUTM, 0x30, 90},
        }) {
-    auto d = pmc::sim::make_device("p6", pentium_iii());
+    auto d = std::make_unique<pmc::sim::P6Device>(pentium_iii());
     d->write(PerfEvtSel0, EN | USR | umask(c.mask) | c.code);
     d->run(l2_traffic());
     BOOST_TEST(d->read(PerfCtr0) == c.want, "event " << c.code << " umask " << c.mask);
@@ -688,14 +691,28 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(chunking)
 
-pmc::sim::Workload workload(std::initializer_list<Segment> segments) {
-  pmc::sim::Workload w;
+// Session::run() splits each segment into chunks that no counter of the PMU's narrowest width
+// can pass half its range in, and polls after each (folding the counters into 64-bit totals).
+// A session over the p6 plugin whose device is the P6 model wrapped in a ChunkSpy sees every
+// chunk; the PMU's counter width is set here to the width a test needs.
+
+pmc::Workload workload(std::initializer_list<pmc::OwnedSegment> segments) {
+  pmc::Workload w;
   w.name = "test";
-  w.segments = segments;
+  for (const auto& s : segments) w.add(s);
   return w;
 }
 
-// What a session does between chunks: fold the difference of two 40-bit readings into 64 bits.
+// A session counting on the simulated P6 (a Pentium Pro), its counters `width` bits wide.
+pmc::Session session(unsigned width) {
+  static const pmc_test::LoadedForTest backend("p6");
+  auto ctx = pmc_test::spy_context<pmc::sim::P6Device>(backend, pentium_pro());
+  for (auto& c : ctx->pmu.counters) c.width = width;
+  return pmc::Session(std::make_unique<pmc::detail::SessionImpl>(ctx));
+}
+
+// What a session does between chunks: fold the difference of two `width`-bit readings into 64
+// bits, here from the device's counter after each chunk (the largest step shows the chunking).
 struct Folder {
   Device& d;
   std::uint32_t msr;
@@ -711,64 +728,98 @@ struct Folder {
   }
 };
 
+// Runs before each test of the suite and after it: no callback left from another test.
+struct NoCallback {
+  NoCallback() { pmc_test::between_chunks = nullptr; }
+  ~NoCallback() { pmc_test::between_chunks = nullptr; }
+};
+
+// The counter register of reading i (PerfCtr0 + its counter).
+std::uint32_t counter_msr(pmc::Session& s, std::size_t i) { return PerfCtr0 + s.read().at(i).counter; }
+
 // 3 * 2^39 cycles of 2 instructions = 3 * 2^40 instructions. Budget per chunk: 2^39 - 1 events,
 // so (2^39 - 1) / 2 = 2^38 - 1 cycles; 6 * 2^38 cycles = 6 chunks of 2^38 - 1 and 6 cycles left:
 // 7 chunks.
-BOOST_AUTO_TEST_CASE(wrap_40bit_workload_in_seven_chunks) {
-  auto d = p6();
-  d->write(PerfEvtSel0, EN | USR | INST_RETIRED);
-  Folder fold{*d, PerfCtr0, 40};
-  pmc::sim::run_workload(*d, workload({seg(3 * (1ULL << 39), {{"instructions", 2}})}), 40,
-                         [&] { fold(); });
+BOOST_FIXTURE_TEST_CASE(wrap_40bit_workload_in_seven_chunks, NoCallback) {
+  auto s = session(40);
+  s.add("INST_RETIRED:u");  // EN | USR | INST_RETIRED
+  Folder fold{pmc_test::device(s), counter_msr(s, 0), 40};
+  pmc_test::between_chunks = [&] { fold(); };
+  const pmc::WorkloadRun run = s.run(workload({seg(3 * (1ULL << 39), {{"instructions", 2}})}));
+  BOOST_TEST(!s.running());  // started for the run, stopped after it
   BOOST_TEST(fold.calls == 7u);
   BOOST_TEST(fold.total == 3 * TWO40);
   BOOST_TEST(fold.largest_step == 2 * ((1ULL << 38) - 1));
   BOOST_TEST(fold.largest_step < (1ULL << 39));
+  BOOST_TEST(s.read().at(0).value == 3 * TWO40);  // the session's own 64-bit total
+  BOOST_TEST(run.cycles == 3 * (1ULL << 39));
+  BOOST_TEST(run.cycles_not_counted == 0u);
 }
 
 // Width 8: budget 127 events. 1000 cycles x 3 -> 42 cycles a chunk, 24 chunks (23 x 42 = 966);
 // 200 kernel cycles without signals -> at most 1 event a cycle (unhalted cycles) -> 127 cycles a
 // chunk, 2 chunks. Chunks never span segments.
-BOOST_AUTO_TEST_CASE(chunks_per_segment_and_exact_totals) {
-  auto d = p6();
-  d->write(PerfEvtSel0, EN | USR | OS | INST_RETIRED);
-  d->write(PerfEvtSel1, USR | OS | CPU_CLK_UNHALTED);
-  Folder f0{*d, PerfCtr0, 8}, f1{*d, PerfCtr1, 8};
-  pmc::sim::run_workload(*d,
-                         workload({seg(1000, {{"instructions", 3}}), seg(200, {}, Mode::kernel)}),
-                         8, [&] { f0(); f1(); });
+BOOST_FIXTURE_TEST_CASE(chunks_per_segment_and_exact_totals, NoCallback) {
+  auto s = session(8);
+  s.add("INST_RETIRED");      // USR | OS | INST_RETIRED
+  s.add("CPU_CLK_UNHALTED");  // USR | OS | CPU_CLK_UNHALTED
+  Device& d = pmc_test::device(s);
+  Folder f0{d, counter_msr(s, 0), 8}, f1{d, counter_msr(s, 1), 8};
+  pmc_test::between_chunks = [&] { f0(); f1(); };
+  s.run(workload({seg(1000, {{"instructions", 3}}), seg(200, {}, Mode::kernel)}));
   BOOST_TEST(f0.calls == 26u);
   BOOST_TEST(f0.total == 3000u);
   BOOST_TEST(f1.total == 1200u);
   BOOST_TEST(f0.largest_step == 126u);  // 42 cycles x 3
   BOOST_TEST(f1.largest_step == 127u);  // 127 kernel cycles
+  // The session folded its 8-bit readings into the same exact totals.
+  BOOST_TEST(s.read().at(0).value == 3000u);
+  BOOST_TEST(s.read().at(1).value == 1200u);
 }
 
 // An edge detector sees one assertion across the chunks of one segment.
-BOOST_AUTO_TEST_CASE(chunking_does_not_create_edges) {
-  auto d = p6();
-  d->write(PerfEvtSel0, EN | USR | E | INST_RETIRED);
+BOOST_FIXTURE_TEST_CASE(chunking_does_not_create_edges, NoCallback) {
+  auto s = session(8);
+  s.add("INST_RETIRED:u:e=1");  // EN | USR | E | INST_RETIRED
   int calls = 0;
-  pmc::sim::run_workload(*d, workload({seg(1000, {{"instructions", 3}})}), 8, [&] { ++calls; });
+  pmc_test::between_chunks = [&] { ++calls; };
+  s.run(workload({seg(1000, {{"instructions", 3}})}));
   BOOST_TEST(calls == 24);
-  BOOST_TEST(d->read(PerfCtr0) == 1u);
+  BOOST_TEST(pmc_test::device(s).read(counter_msr(s, 0)) == 1u);
+  BOOST_TEST(s.read().at(0).value == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(run_workload_refuses_impossible_widths) {
-  auto d = p6();
+BOOST_FIXTURE_TEST_CASE(run_workload_refuses_impossible_widths, NoCallback) {
   const auto w = workload({seg(10, {{"instructions", 1}})});
-  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w, 1, {}); }, errc::invalid_argument,
-                    {"width 1"}));
-  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w, 65, {}); }, errc::invalid_argument,
-                    {"width 65"}));
+  {
+    auto s = session(1);
+    s.add("INST_RETIRED:u");
+    BOOST_TEST(throws([&] { s.run(w); }, errc::invalid_argument, {"width 1"}));
+  }
+  // A counter wider than 64 bits cannot be declared at all: the data loader refuses it.
+  BOOST_TEST(throws(
+      [] {
+        pmc::EventCatalog c;
+        c.load_string("backend = \"wide\"\n[pmu]\n[[pmu.counters]]\ncount = 1\nwidth = 65\ncontrol = 0x186\n"
+                      "counter = 0xC1\n",
+                      "wide.toml", "wide");
+      },
+      errc::attribute_value, {"wide.toml", "width"}));
   // 200 events in one cycle cannot stay below 2^7 = 128 between two calls.
-  const auto w200 = workload({seg(10, {{"instructions", 200}})});
-  BOOST_TEST(throws([&] { pmc::sim::run_workload(*d, w200, 8, {}); }, errc::invalid_argument,
-                    {"segment 1"}));
-  // An empty callback is allowed.
-  d->write(PerfEvtSel0, EN | USR | INST_RETIRED);
-  pmc::sim::run_workload(*d, w, 64, {});
-  BOOST_TEST(d->read(PerfCtr0) == 10u);
+  {
+    auto s = session(8);
+    s.add("INST_RETIRED:u");
+    const auto w200 = workload({seg(10, {{"instructions", 200}})});
+    BOOST_TEST(throws([&] { s.run(w200); }, errc::invalid_argument, {"segment 1"}));
+  }
+  // No callback is allowed too; 64-bit counters take a workload in one chunk.
+  auto s = session(64);
+  s.add("INST_RETIRED:u");
+  const std::uint64_t before = pmc_test::chunks_run;
+  s.run(w);
+  BOOST_TEST(pmc_test::chunks_run - before == 1u);
+  BOOST_TEST(pmc_test::device(s).read(counter_msr(s, 0)) == 10u);
+  BOOST_TEST(s.read().at(0).value == 10u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

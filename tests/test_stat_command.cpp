@@ -218,7 +218,7 @@ BOOST_FIXTURE_TEST_CASE(csv, Stat) {
 BOOST_FIXTURE_TEST_CASE(a_command_that_cannot_start, Stat) {
   auto r = pmc({"stat", "--", "nosuchcmd-pmc-test"});
   BOOST_TEST(r.status == 1, r);
-  BOOST_TEST(r.err == "pmc: cannot run 'nosuchcmd-pmc-test': No such file or directory\n", r);
+  BOOST_TEST(r.err == "pmc: cannot run 'nosuchcmd-pmc-test': No such file or directory (not found in $PATH)\n", r);
   pmc_test::spit(tmp.path() / "not-executable", "#!/bin/sh\n");
   r = pmc({"stat", "--", (tmp.path() / "not-executable").string()});
   BOOST_TEST(r.status == 1, r);

@@ -1,7 +1,7 @@
 // The emulated DEC Alpha 21064 (EV4) behind OSF/1 pfm(7): a backend no CPUID can select (probe
 // never matches), chosen by name: `backend = "alpha21064_sim"` or `--backend alpha21064_sim`.
 //
-// The PMU as software sees it (shared/reference/alpha21064.md, "sheet"; the OSF/1 pfm(7) page):
+// The PMU as software sees it (docs/hardware/alpha21064.md, "sheet"; the OSF/1 pfm(7) page):
 //  - Two counters. Counter 0 takes a MUX0 select (9 defined values, 4-bit field at ICCSR bits
 //    11:8) and interrupts every 65536 events (PC0 = 0) or 4096 (PC0 = 1); counter 1 takes a
 //    MUX1 select (3 bits at 34:32) and interrupts every 4096 (PC1 = 0) or 256 (PC1 = 1). The
@@ -37,14 +37,12 @@
 // counter 0 and 1, 4 PERFMON (1 enable, 0 disable), 5 LOG (1 all, 2 selected processes),
 // 6 ITEMS (1 counters, 2 IPL, 4 profiling), 7 PROFILE (0 off, 1 user, 2 kernel) over
 // [8 PSTART, 9 PEND), 0x10-0x18 the IPL histogram, 0x100000 + b profile bucket b.
-#include <pmc/backend.hpp>
-#include <pmc/backend_export.hpp>
 #include <pmc/error.hpp>
 #include <pmc/profile.hpp>
+#include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/profiling.hpp>
 
 #include <fmt/format.h>
-
-#include <new>
 
 namespace pmc::alpha21064_sim {
 
@@ -92,39 +90,17 @@ bool mux0_defined(std::uint64_t v) {
 
 class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
  public:
-  std::string_view name() const override { return "alpha21064_sim"; }
-  std::string_view description() const override {
-    return "DEC Alpha 21064 (EV4) counters through OSF/1 pfm(7), emulated: two interrupt-counting counters";
+  // The probe is the data file's: no [[probe]] rule, so never a match, with its `unmatched`
+  // reason. The PMU is the data file's too, tagged ev4 whatever the CPU.
+  PmuInfo pmu(const CpuInfo& cpu, const EventCatalog& data, const Match&) const override {
+    return pmu_from_data(cpu, data, "ev4");
   }
 
-  Match probe(const CpuInfo& cpu) const override {
-    Match m;  // score 0: never this CPU
-    try {
-      m.reason = fmt::format(
-          "{}: the emulated Alpha 21064 (OSF/1 pfm(7)) never matches a real CPU; choose it by name: "
-          "backend = \"alpha21064_sim\" or --backend alpha21064_sim",
-          describe(cpu));
-    } catch (...) {
-      m.reason = "the emulated Alpha 21064 never matches a real CPU; choose it by name";
-    }
-    return m;
-  }
+  const ProfilingDriver* profiling() const noexcept override { return this; }
 
-  PmuInfo pmu(const CpuInfo&) const override {
-    PmuInfo p;
-    p.name = "alpha21064_sim";
-    p.description = "DEC Alpha 21064 (EV4) through OSF/1 pfm(7), emulated; counts are interrupts x interval";
-    p.cpu_tag = "ev4";
-    p.device_model = "alpha21064";
-    p.counters = {
-        CounterInfo{CounterKind::general, 0, kCounterWidth, kIccsr, kCount0},
-        CounterInfo{CounterKind::general, 1, kCounterWidth, kIccsr, kCount1},
-    };
-    p.registers = {kIccsr, kCount0, kCount1, kPerfmon, kLog, kItems};
-    return p;
-  }
-
-  Encoding encode(const EventSpec& spec, const EventCatalog& catalog, const PmuInfo& pmu) const override {
+  Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
+    const EventCatalog& catalog = ctx.catalog;
+    const PmuInfo& pmu = ctx.pmu;
     Encoding e = encode_with_catalog(spec, catalog, pmu);
     const EventDef& def = *e.def;
     const unsigned counter = def.code >= kMux1Code ? 1 : 0;
@@ -166,7 +142,7 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
     return e;
   }
 
-  void program(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>& set) const override {
+  void program(RegisterFile& regs, const PmuContext&, std::span<const Assignment> set) const override {
     if (set.empty()) return;
     std::uint64_t iccsr = 0;
     bool used[2] = {false, false};
@@ -182,22 +158,22 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
     regs.write(kIccsr, iccsr);
   }
 
-  void start(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>&) const override {
+  void start(RegisterFile& regs, const PmuContext&, std::span<const Assignment>) const override {
     regs.write(kPerfmon, 1);
   }
 
-  void stop(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>&) const override {
+  void stop(RegisterFile& regs, const PmuContext&, std::span<const Assignment>) const override {
     regs.write(kPerfmon, 0);
   }
 
-  std::uint64_t read_counter(RegisterFile& regs, const CounterInfo& c) const override {
+  std::uint64_t read_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c) const override {
     const std::uint64_t interrupts = regs.read(c.counter_msr);
     const bool shorter = (regs.read(kIccsr) & (c.index == 0 ? kPc0 : kPc1)) != 0;
     const Periods& periods = kPeriods[c.index == 0 ? 0 : 1];
     return interrupts * (shorter ? periods.shorter : periods.longer);
   }
 
-  void write_counter(RegisterFile& regs, const CounterInfo& c, std::uint64_t value) const override {
+  void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
     if (value != 0) {
       throw Error(errc::invalid_argument,
                   fmt::format("alpha21064_sim counter {} cannot be preset to {}: the pfm driver counts interrupts "
@@ -208,7 +184,7 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
   }
 
   // ProfilingDriver.
-  void check_profile(const PmuInfo&, const ProfileRequest& request) const override {
+  void check_profile(const PmuContext&, const ProfileRequest& request) const override {
     if (!request.pc) return;
     const PcRange& r = *request.pc;
     if (r.start >= r.end)
@@ -222,7 +198,7 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
                               kBucketBytes));
   }
 
-  void program_profile(RegisterFile& regs, const PmuInfo&, const std::vector<Assignment>&,
+  void program_profile(RegisterFile& regs, const PmuContext&, std::span<const Assignment>,
                        const ProfileRequest& request) const override {
     std::uint64_t items = kItemCounters;
     if (request.levels) items |= kItemIpl;
@@ -237,19 +213,19 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
     }
   }
 
-  void clear_profile(RegisterFile& regs, const PmuInfo&, const ProfileRequest& request) const override {
+  void clear_profile(RegisterFile& regs, const PmuContext&, const ProfileRequest& request) const override {
     for (std::uint32_t slot = 0; slot < std::size(kIplLabels); ++slot) regs.write(kIplSlot0 + slot, 0);
     if (request.pc) regs.write(kProfile, request.pc->space == AddressSpace::user ? 1 : 2);  // empty again
   }
 
-  LevelHistogram read_levels(RegisterFile& regs, const PmuInfo&) const override {
+  LevelHistogram read_levels(RegisterFile& regs, const PmuContext&) const override {
     LevelHistogram h;
     for (std::uint32_t slot = 0; slot < std::size(kIplLabels); ++slot)
       h.bins.push_back({kIplLabels[slot], regs.read(kIplSlot0 + slot)});
     return h;
   }
 
-  PcProfile read_pc_profile(RegisterFile& regs, const PmuInfo&, const PcRange& range) const override {
+  PcProfile read_pc_profile(RegisterFile& regs, const PmuContext&, const PcRange& range) const override {
     PcProfile p;
     p.range = range;
     p.bucket_bytes = kBucketBytes;
@@ -260,13 +236,11 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
   }
 };
 
-Backend* create() { return new (std::nothrow) Alpha21064SimBackend(); }
-
 }  // namespace
 
-const pmc_backend_descriptor descriptor{kBackendAbiVersion, sizeof(pmc_backend_descriptor), "alpha21064_sim",
-                                        &create};
+const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "alpha21064_sim",
+                                        kBackendProfiles, &make_backend<Alpha21064SimBackend>};
 
 }  // namespace pmc::alpha21064_sim
 
-PMC_EXPORT_BACKEND(pmc::alpha21064_sim::descriptor)
+PMC_EXPORT_BACKEND(pmc::alpha21064_sim::descriptor);

@@ -1,6 +1,6 @@
 // Intel architectural performance monitoring, versions 1 to 5 (CPUID leaf 0AH).
 //
-// Everything about the PMU comes from CPUID (fact sheet /work/shared/reference/archperf.md,
+// Everything about the PMU comes from CPUID (fact sheet docs/hardware/archperf.md,
 // sections 1, 2 and 6; Intel SDM vol 3B 18.2; Linux arch/x86/events/intel/core.c
 // intel_pmu_init; KVM selftests pmu.h):
 //   - general counters: EAX[15:8] of them, EAX[23:16] bits wide, IA32_PERFEVTSELx at 0x186 + x
@@ -41,17 +41,16 @@
 // event's fixed counter (bit 0 OS, 1 USR, 2 AnyThread; PMI, bit 3, never set), unshifted. Raw
 // model-specific events are perf's syntax `rUUEE` (hex): umask UU, event select EE.
 //
-// encode() receives the PmuInfo, not the CpuInfo, yet must know the EBX vector and the
-// AnyThread state: pmu() records them in PmuInfo::properties (facts_of reads them back).
-#include <pmc/backend.hpp>
-#include <pmc/backend_export.hpp>
+// encode() must know the EBX vector and the AnyThread state: it reads them from the CPU its
+// context carries (facts_of). The data file (archperf.toml) holds the events, the register
+// format and the modifiers; the geometry and the probe are code, because they come from CPUID.
 #include <pmc/error.hpp>
+#include <pmc/sdk/backend.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -267,7 +266,7 @@ std::string summary(const Geometry& g) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What encode() needs from CPUID, carried in PmuInfo::properties (see the file comment).
+// What encode() needs from CPUID (see the file comment).
 struct Facts {
   unsigned version = 3;
   std::uint32_t ebx = 0;
@@ -276,27 +275,16 @@ struct Facts {
   std::string cpu;  // for messages
 };
 
-void record_facts(const Geometry& g, PmuInfo& p) {
-  p.properties["arch.version"] = g.version == 0 ? 1 : g.version;
-  p.properties["arch.ebx"] = g.ebx;
-  p.properties["arch.ebx_length"] = g.ebx_length;
-  p.properties["arch.anythread"] = static_cast<std::uint64_t>(g.any);
-}
-
-// A PmuInfo this backend did not make (no properties) gets no restrictions, as libpfm4 gives a
-// forced ix86arch PMU (version 3, EBX 0).
-Facts facts_of(const PmuInfo& pmu) {
+// The facts of the CPU in the context (a CPU without leaf 0AH, archperf forced onto it, is the
+// smallest architectural PMU: version 1, the seven events).
+Facts facts_of(const CpuInfo& cpu) {
   Facts f;
-  f.cpu = pmu.cpu;
-  auto get = [&](std::string_view key) -> std::optional<std::uint64_t> {
-    auto it = pmu.properties.find(key);
-    if (it == pmu.properties.end()) return std::nullopt;
-    return it->second;
-  };
-  if (auto v = get("arch.version")) f.version = static_cast<unsigned>(*v);
-  if (auto v = get("arch.ebx")) f.ebx = static_cast<std::uint32_t>(*v);
-  if (auto v = get("arch.ebx_length")) f.ebx_length = static_cast<unsigned>(*v);
-  if (auto v = get("arch.anythread")) f.any = static_cast<AnyThread>(*v);
+  f.cpu = describe(cpu);
+  const Geometry g = geometry(cpu);
+  f.version = g.version == 0 ? 1 : g.version;
+  f.ebx = g.ebx;
+  f.ebx_length = g.ebx_length;
+  f.any = g.any;
   return f;
 }
 
@@ -318,21 +306,16 @@ bool raw_code(const EventSpec& spec, std::uint32_t& code) {
   return true;
 }
 
-// A one-event catalog with the active register format and modifiers, so a raw event is encoded
-// by the same rules (privilege defaults, value checks, canonical string) as a catalog event.
-EventCatalog raw_catalog(const std::string& name, std::uint32_t code, const EventCatalog& catalog,
-                         const PmuInfo& pmu) {
-  std::string toml = fmt::format("backend = \"{}\"\nmodifiers = [", pmu.name);
-  for (std::size_t i = 0; i < catalog.default_modifiers().size(); ++i)
-    toml += fmt::format("{}\"{}\"", i ? ", " : "", catalog.default_modifiers()[i]);
-  toml += "]\n[format]\n";
-  for (const auto& [field, bits] : catalog.format().fields())
-    toml += fmt::format("{} = \"{}-{}\"\n", field, bits.low, bits.low + bits.width - 1);
-  toml += fmt::format("[[event]]\nname = \"{}\"\ncode = 0x{:02X}\numask = 0x{:02X}\ndesc = \"raw event\"\n", name,
-                      code & 0xFF, (code >> 8) & 0xFF);
-  EventCatalog raw;
-  raw.load_string(toml, "<raw event " + name + ">", pmu.name);
-  return raw;
+// A raw event's definition: the code and unit mask, the catalog's default modifiers, so it is
+// encoded by the same rules (privilege defaults, value checks, canonical string) as a catalog event.
+EventDef raw_definition(const std::string& name, std::uint32_t code, const EventCatalog& catalog) {
+  EventDef d;
+  d.name = name;
+  d.code = code & 0xFF;
+  d.fixed_umask = (code >> 8) & 0xFF;
+  d.description = "raw event";
+  d.modifiers = catalog.default_modifiers();
+  return d;
 }
 
 bool contains(const std::vector<std::uint32_t>& v, std::uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -340,12 +323,7 @@ bool contains(const std::vector<std::uint32_t>& v, std::uint32_t x) { return std
 // ---------------------------------------------------------------------------------------------
 class ArchPerfBackend final : public Backend {
  public:
-  std::string_view name() const override { return "archperf"; }
-  std::string_view description() const override {
-    return "Intel architectural performance monitoring v1-v5: general and fixed counters, from CPUID leaf 0AH";
-  }
-
-  Match probe(const CpuInfo& cpu) const override {
+  Match probe(const CpuInfo& cpu, const EventCatalog&) const override {
     Match m;
     const std::string who = fmt::format("{} family {} model {}", cpu.vendor, cpu.family, cpu.model);
     try {
@@ -360,26 +338,30 @@ class ArchPerfBackend final : public Backend {
       m.reason = fmt::format("{}: architectural perfmon version {}: {}", who, g.version, summary(g));
       for (const auto& n : g.notes) m.reason += "; " + n;
     } catch (const std::exception& e) {  // probe must not throw
-      m = Match{0, fmt::format("{}: {}", who, e.what()), {}};
+      m = Match{0, fmt::format("{}: {}", who, e.what()), {}, {}};
     }
     return m;
   }
 
-  PmuInfo pmu(const CpuInfo& cpu) const override {
+  PmuInfo pmu(const CpuInfo& cpu, const EventCatalog& data, const Match&) const override {
     const Geometry g = geometry(cpu);
     PmuInfo p;
     p.name = "archperf";
-    p.device_model = "archperf";
+    p.device_model = data.pmu().model;
+    p.reserved = data.pmu().reserved;
     p.cpu_tag = fmt::format("v{}", std::clamp(g.version, 1u, 5u));
     const bool global = g.version >= 2;
     for (unsigned i : g.general) {
-      p.counters.push_back(CounterInfo{CounterKind::general, i, g.general_width, kPerfEvtSel0 + i, kPmc0 + i});
+      CounterInfo c{CounterKind::general, i, g.general_width, kPerfEvtSel0 + i, kPmc0 + i, 0, 0, i};
+      p.counters.push_back(c);
       p.registers.push_back(kPmc0 + i);
       p.registers.push_back(kPerfEvtSel0 + i);
       if (g.pdcm) p.registers.push_back(kAPmc0 + i);
     }
     for (unsigned i : g.fixed) {
-      p.counters.push_back(CounterInfo{CounterKind::fixed, i, g.fixed_width, kFixedCtrCtrl, kFixedCtr0 + i});
+      // RDPMC reads fixed counter i with ECX bit 30 set (docs/hardware/archperf.md section 5).
+      CounterInfo c{CounterKind::fixed, i, g.fixed_width, kFixedCtrCtrl, kFixedCtr0 + i, 0, 0, (1u << 30) | i};
+      p.counters.push_back(c);
       p.registers.push_back(kFixedCtr0 + i);
     }
     if (g.pdcm) p.registers.push_back(kPerfCapabilities);
@@ -393,12 +375,13 @@ class ArchPerfBackend final : public Backend {
     p.description = fmt::format("Intel architectural perfmon v{}{} on {}: {}", g.version == 0 ? 1 : g.version,
                                 g.hybrid.empty() ? "" : " (" + g.hybrid + ")", describe(cpu), summary(g));
     p.cpu = describe(cpu);
-    record_facts(g, p);
     return p;
   }
 
-  Encoding encode(const EventSpec& given, const EventCatalog& catalog, const PmuInfo& pmu) const override {
-    const Facts f = facts_of(pmu);
+  Encoding encode(const EventSpec& given, const PmuContext& ctx) const override {
+    const EventCatalog& catalog = ctx.catalog;
+    const PmuInfo& pmu = ctx.pmu;
+    const Facts f = facts_of(ctx.cpu);
     const EventSpec& spec = given;
     const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
@@ -415,9 +398,7 @@ class ArchPerfBackend final : public Backend {
     if (!def && raw_code(spec, raw)) {
       EventSpec s = spec;
       s.name = fmt::format("r{:04X}", raw);  // canonical spelling: 4 hex digits, upper case
-      const EventCatalog one = raw_catalog(s.name, raw, catalog, pmu);
-      e = encode_with_catalog(s, one, pmu);
-      e.def = nullptr;  // the one-event catalog ends here; raw events have no catalog entry
+      e = encode_event(s, raw_definition(s.name, raw, catalog), catalog, pmu);
     } else {
       e = encode_with_catalog(spec, catalog, pmu);
     }
@@ -465,7 +446,8 @@ class ArchPerfBackend final : public Backend {
     return e;
   }
 
-  void program(RegisterFile& regs, const PmuInfo& pmu, const std::vector<Assignment>& set) const override {
+  void program(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
+    const PmuInfo& pmu = ctx.pmu;
     const bool global = contains(pmu.registers, kGlobalCtrl);
     // Version 2+: PERF_GLOBAL_CTRL resets to "all general counters on", and the selects below
     // carry EN: switch everything off first.
@@ -497,8 +479,8 @@ class ArchPerfBackend final : public Backend {
     }
   }
 
-  void start(RegisterFile& regs, const PmuInfo& pmu, const std::vector<Assignment>& set) const override {
-    if (contains(pmu.registers, kGlobalCtrl)) {
+  void start(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
+    if (contains(ctx.pmu.registers, kGlobalCtrl)) {
       regs.write(kGlobalCtrl, enable_bits(set));
       return;
     }
@@ -506,15 +488,15 @@ class ArchPerfBackend final : public Backend {
       regs.write(a.counter->control_msr, a.encoding->config | kEn);
   }
 
-  void stop(RegisterFile& regs, const PmuInfo& pmu, const std::vector<Assignment>& set) const override {
-    if (contains(pmu.registers, kGlobalCtrl)) {
+  void stop(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
+    if (contains(ctx.pmu.registers, kGlobalCtrl)) {
       regs.write(kGlobalCtrl, 0);
       return;
     }
     for (const auto& a : set) regs.write(a.counter->control_msr, a.encoding->config & ~kEn);
   }
 
-  void write_counter(RegisterFile& regs, const CounterInfo& c, std::uint64_t value) const override {
+  void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
     const std::uint64_t mask = width_mask(c.width);
     value &= mask;
     if (c.kind == CounterKind::fixed) {  // full width; bits above it must be written as zeros
@@ -543,7 +525,7 @@ class ArchPerfBackend final : public Backend {
   }
 
  private:
-  static std::uint64_t enable_bits(const std::vector<Assignment>& set) {
+  static std::uint64_t enable_bits(std::span<const Assignment> set) {
     std::uint64_t bits = 0;
     for (const auto& a : set)
       bits |= a.counter->kind == CounterKind::fixed ? 1ull << (32 + a.counter->index) : 1ull << a.counter->index;
@@ -567,12 +549,11 @@ class ArchPerfBackend final : public Backend {
   }
 };
 
-Backend* create() { return new (std::nothrow) ArchPerfBackend(); }
-
 }  // namespace
 
-const pmc_backend_descriptor descriptor{kBackendAbiVersion, sizeof(pmc_backend_descriptor), "archperf", &create};
+const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "archperf", 0,
+                                        &make_backend<ArchPerfBackend>};
 
 }  // namespace pmc::archperf
 
-PMC_EXPORT_BACKEND(pmc::archperf::descriptor)
+PMC_EXPORT_BACKEND(pmc::archperf::descriptor);

@@ -10,31 +10,17 @@
 // A bare NAME is a file pmchal ships (share/pmchal/workloads/NAME.toml). Build it against an
 // installed pmchal with find_package(pmchal) and target pmc::pmchal; in the pmchal tree it is
 // examples/CMakeLists.txt's target profile_workload.
-#include <pmc/error.hpp>
-#include <pmc/hal.hpp>
-#include <pmc/profile.hpp>
-#include <pmc/session.hpp>
-#include <pmc/sim/device.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/pmc.hpp>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace fs = std::filesystem;
-
 namespace {
-
-fs::path workload_file(const std::string& given) {
-  std::error_code ec;
-  if (given.find('/') != std::string::npos || fs::exists(given, ec)) return given;
-  return pmc::default_paths().data / "workloads" / (given + ".toml");
-}
 
 void usage(std::FILE* to) {
   std::fputs("usage: profile_workload [--backend NAME] [--workload NAME|FILE] [--event EVENT] [--kernel] START END\n"
@@ -98,11 +84,12 @@ int main(int argc, char** argv) {
     request.pc = pmc::PcRange{space, bounds[0], bounds[1]};
     session.profile(request);
 
-    // 3. Run the workload on the session's simulated device.
-    const pmc::sim::Workload workload = pmc::sim::load_workload(workload_file(workload_name));
-    session.start();
-    pmc::sim::run_workload(*session.device(), workload, 64, [&] { session.poll(); });
-    session.stop();
+    // 3. Run the workload on the session's simulated PMU (Session::run starts a stopped session
+    //    for the run and stops it after).
+    const pmc::Workload workload = pmc::load_workload(pmc::resolve_data(workload_name, pmc::DataKind::workload));
+    const pmc::WorkloadRun run = session.run(workload);
+    std::printf("workload %s: %llu cycles, %llu counter interrupts\n", workload.name.c_str(),
+                static_cast<unsigned long long>(run.cycles), static_cast<unsigned long long>(run.interrupts));
 
     // 4. The count, and what each counter interrupt saw.
     for (const pmc::Reading& r : session.read())

@@ -3,7 +3,6 @@
 #include "text.hpp"
 
 #include <pmc/error.hpp>
-#include <pmc/sim/device.hpp>
 
 #include <fmt/format.h>
 
@@ -57,8 +56,10 @@ AccessChoice choose_access(const std::string& configured, const std::string& ori
                                       "simulated device",
                                       backend)};
   if (!pmu.exposed)
-    return {"sim", head + fmt::format("sim, because this machine exposes no hardware PMU to Linux perf ({} missing); "
-                                      "{} events count on the simulated device",
+    return {"sim", head + fmt::format("sim, because this machine exposes no hardware PMU to Linux perf ({} missing): "
+                                      "the hypervisor (or the kernel) exposes no PMU to this machine, so hardware "
+                                      "events cannot be counted for real here; {} events and workloads count on the "
+                                      "simulated device",
                                       pmu.directory, backend)};
   if (!backend_matches)
     return {"sim", head + fmt::format("sim, because the {} backend was named but does not match this CPU, so its "
@@ -161,6 +162,7 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
   h.info = found;
   h.encoding.event = spec.text;
   h.encoding.config = found->config;
+  h.encoding.name = found->name;
   h.encoding.canonical = found->kind == HalEventKind::tsc ? fmt::format("hal::{}", found->name)
                                                           : fmt::format("hal::{}:u={}:k={}", found->name, *u, *k);
   if (period) h.encoding.canonical += fmt::format(":period={}", *period);
@@ -173,9 +175,11 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
 // ---------------------------------------------------------------------------------------------
 // The register path
 
-RegisterAccess::RegisterAccess(std::string name, std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> regs,
-                               sim::Device* device)
-    : name_(std::move(name)), ctx_(std::move(ctx)), regs_(std::move(regs)), device_(device) {}
+RegisterAccess::RegisterAccess(std::shared_ptr<const Context> ctx, DeviceHandle device)
+    : name_("sim"), ctx_(std::move(ctx)), device_(std::move(device)), regs_(device_.device.get()) {}
+
+RegisterAccess::RegisterAccess(std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> msr)
+    : name_("msr"), ctx_(std::move(ctx)), msr_(std::move(msr)), regs_(msr_.get()) {}
 
 RegisterAccess::~RegisterAccess() {
   if (running_) {
@@ -203,9 +207,11 @@ void RegisterAccess::assign(std::vector<Encoding> encodings, std::vector<const C
 
 void RegisterAccess::program() {
   const Backend& b = ctx_->backend();
-  b.program(*regs_, ctx_->pmu, assignments());
-  for (const CounterInfo* c : counters_) b.write_counter(*regs_, *c, 0);
-  if (profiler_ && !profile_.empty()) profiler_->program_profile(*regs_, ctx_->pmu, assignments(), profile_);
+  const PmuContext pc = ctx_->pmu_context();
+  const std::vector<Assignment> set = assignments();
+  b.program(*regs_, pc, set);
+  for (const CounterInfo* c : counters_) b.write_counter(*regs_, pc, *c, 0);
+  if (profiler_ && !profile_.empty()) profiler_->program_profile(*regs_, pc, set, profile_);
   last_raw_.assign(encodings_.size(), 0);
   programmed_ = true;
 }
@@ -219,27 +225,28 @@ void RegisterAccess::set_profile(const ProfilingDriver* driver, ProfileRequest r
 
 std::optional<LevelHistogram> RegisterAccess::levels() {
   if (!profiler_ || !profile_.levels || !programmed_) return std::nullopt;
-  return profiler_->read_levels(*regs_, ctx_->pmu);
+  return profiler_->read_levels(*regs_, ctx_->pmu_context());
 }
 
 std::optional<PcProfile> RegisterAccess::pc_profile() {
   if (!profiler_ || !profile_.pc || !programmed_) return std::nullopt;
-  return profiler_->read_pc_profile(*regs_, ctx_->pmu, *profile_.pc);
+  return profiler_->read_pc_profile(*regs_, ctx_->pmu_context(), *profile_.pc);
 }
 
 void RegisterAccess::start() {
   if (running_ || encodings_.empty()) return;
   if (!programmed_) program();
-  ctx_->backend().start(*regs_, ctx_->pmu, assignments());
+  ctx_->backend().start(*regs_, ctx_->pmu_context(), assignments());
   running_ = true;
   started_ns_ = monotonic_ns();
 }
 
 void RegisterAccess::poll() {
   const Backend& b = ctx_->backend();
+  const PmuContext pc = ctx_->pmu_context();
   for (std::size_t i = 0; i < encodings_.size(); ++i) {
     const CounterInfo& c = *counters_[i];
-    std::uint64_t raw = b.read_counter(*regs_, c);
+    std::uint64_t raw = b.read_counter(*regs_, pc, c);
     std::uint64_t mask = c.width >= 64 ? ~0ull : (1ull << c.width) - 1;
     totals_[i] += (raw - last_raw_[i]) & mask;  // wrap-corrected delta
     last_raw_[i] = raw;
@@ -248,7 +255,7 @@ void RegisterAccess::poll() {
 
 void RegisterAccess::stop() {
   if (!running_) return;
-  ctx_->backend().stop(*regs_, ctx_->pmu, assignments());
+  ctx_->backend().stop(*regs_, ctx_->pmu_context(), assignments());
   running_ = false;
   enabled_ns_ += monotonic_ns() - started_ns_;
   poll();
@@ -257,8 +264,9 @@ void RegisterAccess::stop() {
 void RegisterAccess::reset() {
   const Backend& b = ctx_->backend();
   if (programmed_) {
-    for (const CounterInfo* c : counters_) b.write_counter(*regs_, *c, 0);
-    if (profiler_ && !profile_.empty()) profiler_->clear_profile(*regs_, ctx_->pmu, profile_);
+    const PmuContext pc = ctx_->pmu_context();
+    for (const CounterInfo* c : counters_) b.write_counter(*regs_, pc, *c, 0);
+    if (profiler_ && !profile_.empty()) profiler_->clear_profile(*regs_, pc, profile_);
   }
   totals_.assign(encodings_.size(), 0);
   last_raw_.assign(encodings_.size(), 0);

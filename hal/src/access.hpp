@@ -12,11 +12,13 @@
 
 #include "context.hpp"
 
-#include <pmc/backend.hpp>
+#include <pmc/sdk/backend.hpp>
 #include <pmc/event.hpp>
 #include <pmc/export.hpp>
 #include <pmc/profile.hpp>
-#include <pmc/register_file.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/sdk/profiling.hpp>
+#include <pmc/sdk/register_file.hpp>
 #include <pmc/session.hpp>
 
 #include <cstdint>
@@ -26,8 +28,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-namespace pmc::sim { class Device; }
 
 namespace pmc::detail {
 
@@ -76,11 +76,11 @@ struct PerfPmuFacts {
   std::string type;            // its perf type number, when readable
 };
 // Looks for the core PMU Linux perf exposes: devices/cpu (x86), cpu_core/cpu_atom (hybrid).
-PMC_API PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root = "/sys");
+PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root = "/sys");
 // The rules of access = "auto" (docs/user-guide.md "Access methods"); `configured` is the
 // config's value and `origin` where it came from; `backend_matches` is the backend's probe
 // verdict on this CPU; `native` whether the CPU is this machine's.
-PMC_API AccessChoice choose_access(const std::string& configured, const std::string& origin, bool native,
+AccessChoice choose_access(const std::string& configured, const std::string& origin, bool native,
                                    bool backend_matches, const std::string& backend, const PerfPmuFacts& pmu);
 
 // ---------------------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ struct HalEventInfo {
   const char* description;
   bool samples;            // takes period=N (ns): perf samples the IP every N ns of it
 };
-PMC_API const std::vector<HalEventInfo>& hal_events();
+const std::vector<HalEventInfo>& hal_events();
 struct HalEvent {
   const HalEventInfo* info = nullptr;
   Encoding encoding;            // canonical "hal::NAME" (software: ":u=U:k=K"), config, no counters
@@ -106,17 +106,18 @@ struct HalEvent {
 // The HAL event an event string names ("task-clock", "cs:u", "hal::tsc"), or nullopt when it
 // is not one (then it is the backend's). Throws for a HAL event with bad modifiers, and for an
 // unknown name with the "hal::" prefix.
-PMC_API std::optional<HalEvent> find_hal_event(const EventSpec& spec);
+std::optional<HalEvent> find_hal_event(const EventSpec& spec);
 // Whether an encoding is a HAL event's (its canonical name starts with "hal::").
 [[nodiscard]] bool is_hal_encoding(const Encoding& e);
 
 // ---------------------------------------------------------------------------------------------
 // The register path: the backend's driver on a RegisterFile.
-class PMC_API RegisterAccess final : public Access {
+class RegisterAccess final : public Access {
  public:
-  // regs is the simulated device (access "sim") or the MSR device (access "msr").
-  RegisterAccess(std::string name, std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> regs,
-                 sim::Device* device);
+  // Access "sim": the device a model plugin built.
+  RegisterAccess(std::shared_ptr<const Context> ctx, DeviceHandle device);
+  // Access "msr": the MSR device.
+  RegisterAccess(std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> msr);
   ~RegisterAccess() override;
   [[nodiscard]] std::string_view name() const override { return name_; }
   // Replaces the event set (the session reschedules all backend events on each add); only
@@ -130,9 +131,10 @@ class PMC_API RegisterAccess final : public Access {
   // Profiling through the backend's ProfilingDriver; only while stopped. The request is
   // programmed with the events at the next start.
   void set_profile(const ProfilingDriver* driver, ProfileRequest request);
+  // The simulated device (access "sim"), or nullptr.
+  [[nodiscard]] Device* device() const { return device_.device.get(); }
   [[nodiscard]] std::optional<LevelHistogram> levels();    // nullopt: not asked or not yet programmed
   [[nodiscard]] std::optional<PcProfile> pc_profile();
-  [[nodiscard]] sim::Device* device() const { return device_; }
   [[nodiscard]] RegisterFile& registers() { return *regs_; }
 
  private:
@@ -141,8 +143,9 @@ class PMC_API RegisterAccess final : public Access {
 
   std::string name_;
   std::shared_ptr<const Context> ctx_;
-  std::unique_ptr<RegisterFile> regs_;
-  sim::Device* device_ = nullptr;
+  DeviceHandle device_;                 // access "sim"
+  std::unique_ptr<RegisterFile> msr_;   // access "msr"
+  RegisterFile* regs_ = nullptr;        // the one in use
   std::vector<Encoding> encodings_;
   std::vector<const CounterInfo*> counters_;
   const ProfilingDriver* profiler_ = nullptr;

@@ -1,13 +1,25 @@
-#include <pmc/backend.hpp>
+// The plugin SDK's defaults: a backend that is only data (probe table, counters, register
+// format) works with these; backends override the operations their quirks need.
 #include <pmc/error.hpp>
-#include <pmc/register_file.hpp>
+#include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/model.hpp>
+#include <pmc/sdk/profiling.hpp>
+#include <pmc/sdk/register_file.hpp>
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
 
 namespace pmc {
 
 RegisterFile::~RegisterFile() = default;
 Backend::~Backend() = default;
+ProfilingDriver::~ProfilingDriver() = default;
+
+void Device::configure(std::string_view setting, std::uint64_t) {
+  throw Error(errc::not_found, fmt::format("device model '{}' has no setting '{}'", name(), setting));
+}
 
 unsigned PmuInfo::general_count() const {
   unsigned n = 0;
@@ -27,19 +39,167 @@ const CounterInfo* PmuInfo::fixed(unsigned index) const {
   return nullptr;
 }
 
-std::string Backend::events_file() const { return std::string(name()) + ".toml"; }
+// ---------------------------------------------------------------------------------------------
+// Probing from the data file's [[probe]] table.
 
-Encoding Backend::encode(const EventSpec& spec, const EventCatalog& catalog, const PmuInfo& pmu) const {
-  return encode_with_catalog(spec, catalog, pmu);
+namespace {
+
+bool in(const std::vector<ValueRange>& ranges, unsigned v) {
+  if (ranges.empty()) return true;
+  return std::any_of(ranges.begin(), ranges.end(), [&](const ValueRange& r) { return v >= r.low && v <= r.high; });
 }
 
-std::uint64_t Backend::read_counter(RegisterFile& regs, const CounterInfo& c) const {
-  std::uint64_t v = regs.read(c.counter_msr);
-  return c.width >= 64 ? v : v & ((1ull << c.width) - 1);
+std::uint32_t field_value(const CpuInfo& cpu, const CpuidField& f) {
+  const bool extended = f.leaf >= 0x80000000u;
+  if (extended ? f.leaf > cpu.max_ext_leaf : f.leaf > cpu.max_leaf) return 0;
+  const auto regs = cpu.raw.get(f.leaf, f.subleaf);
+  if (!regs) return 0;
+  const std::uint32_t word = f.reg == 0 ? regs->eax : f.reg == 1 ? regs->ebx : f.reg == 2 ? regs->ecx : regs->edx;
+  const std::uint32_t mask = f.width >= 32 ? ~0u : (1u << f.width) - 1;
+  return (word >> f.low) & mask;
 }
 
-void Backend::write_counter(RegisterFile& regs, const CounterInfo& c, std::uint64_t value) const {
-  regs.write(c.counter_msr, value);
+bool applies_to(const std::vector<std::string>& cpus, std::string_view tag) {
+  return cpus.empty() || std::find(cpus.begin(), cpus.end(), tag) != cpus.end();
+}
+
+}  // namespace
+
+Match probe_table(const CpuInfo& cpu, const EventCatalog& data) {
+  const std::string& backend = data.backend();
+  const std::string who = fmt::format("{} family {} model {}", cpu.vendor.empty() ? "unknown vendor" : cpu.vendor,
+                                      cpu.family, cpu.model);
+  for (const ProbeRule& r : data.pmu().probe) {
+    if (!r.vendors.empty() && std::find(r.vendors.begin(), r.vendors.end(), cpu.vendor) == r.vendors.end()) continue;
+    if (!in(r.families, cpu.family) || !in(r.models, cpu.model) || !in(r.steppings, cpu.stepping)) continue;
+    if (!std::all_of(r.cpuid_set.begin(), r.cpuid_set.end(), [&](const CpuidField& f) { return field_value(cpu, f) != 0; }))
+      continue;
+    if (!std::all_of(r.cpuid_clear.begin(), r.cpuid_clear.end(),
+                     [&](const CpuidField& f) { return field_value(cpu, f) == 0; }))
+      continue;
+    Match m;
+    if (!r.refusal.empty()) {
+      m.reason = fmt::format("{}: {}", who, r.refusal);
+      return m;
+    }
+    m.score = data.pmu().score;
+    m.cpu_tag = r.tag;
+    m.part = r.name;
+    m.reason = fmt::format("{}: {}", who, r.name);
+    return m;
+  }
+  Match m;
+  m.reason = data.pmu().unmatched.empty() ? fmt::format("{}: not in the {} probe table", who, backend)
+                                          : fmt::format("{}: {}", who, data.pmu().unmatched);
+  return m;
+}
+
+PmuInfo pmu_from_data(const CpuInfo& cpu, const EventCatalog& data, std::string_view tag) {
+  const PmuDescription& d = data.pmu();
+  PmuInfo p;
+  p.name = data.backend();
+  p.description = d.description.empty() ? data.description() : d.description;
+  p.cpu_tag = std::string(tag);
+  p.device_model = d.model;
+  p.reserved = d.reserved;
+  p.cpu = describe(cpu);
+  for (const CounterGroup& g : d.counters) {
+    if (!tag.empty() && !applies_to(g.cpus, tag)) continue;
+    for (unsigned i = 0; i < g.count; ++i) {
+      CounterInfo c;
+      c.kind = g.kind;
+      c.index = g.first + i;
+      c.width = g.width;
+      c.control_msr = g.control + i * g.control_stride;
+      c.counter_msr = g.counter + i * g.counter_stride;
+      c.control_bits = g.control_bits;
+      c.control_shift = g.control_shift + i * g.control_shift_stride;
+      if (g.rdpmc) c.rdpmc = *g.rdpmc + i;
+      p.counters.push_back(c);
+      for (std::uint32_t r : {c.control_msr, c.counter_msr})
+        if (std::find(p.registers.begin(), p.registers.end(), r) == p.registers.end()) p.registers.push_back(r);
+    }
+  }
+  for (const RegisterDecl& r : d.registers)
+    if ((tag.empty() || applies_to(r.cpus, tag)) &&
+        std::find(p.registers.begin(), p.registers.end(), r.address) == p.registers.end())
+      p.registers.push_back(r.address);
+  std::sort(p.registers.begin(), p.registers.end());
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backend defaults
+
+Match Backend::probe(const CpuInfo& cpu, const EventCatalog& data) const {
+  return probe_table(cpu, data);
+}
+
+PmuInfo Backend::pmu(const CpuInfo& cpu, const EventCatalog& data, const Match& verdict) const {
+  return pmu_from_data(cpu, data, verdict.cpu_tag);
+}
+
+Encoding Backend::encode(const EventSpec& spec, const PmuContext& ctx) const {
+  return encode_with_catalog(spec, ctx.catalog, ctx.pmu);
+}
+
+const ProfilingDriver* Backend::profiling() const noexcept { return nullptr; }
+
+void Backend::write_control(RegisterFile& regs, const CounterInfo& c, std::uint64_t value) {
+  if (c.control_bits == 0) {
+    regs.write(c.control_msr, value);
+    return;
+  }
+  const std::uint64_t mask = c.control_mask();
+  const std::uint64_t old = regs.read(c.control_msr);
+  regs.write(c.control_msr, (old & ~mask) | ((value << c.control_shift) & mask));
+}
+
+namespace {
+
+std::uint64_t enable_bits(const PmuContext& ctx) {
+  const auto en = ctx.catalog.format().field("en");
+  return en ? en->mask() : 0;
+}
+
+// The session's assignments ordered by counter index (start and stop in numerical order, as
+// the Pentium needs and no PMU minds).
+std::vector<Assignment> by_index(std::span<const Assignment> set) {
+  std::vector<Assignment> out(set.begin(), set.end());
+  std::sort(out.begin(), out.end(),
+            [](const Assignment& a, const Assignment& b) { return a.counter->index < b.counter->index; });
+  return out;
+}
+
+}  // namespace
+
+void Backend::program(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const {
+  const std::uint64_t en = enable_bits(ctx);
+  for (const CounterInfo& c : ctx.pmu.counters) {
+    if (c.kind != CounterKind::general) continue;
+    std::uint64_t sel = 0;
+    for (const auto& a : set)
+      if (a.counter->kind == CounterKind::general && a.counter->index == c.index) sel = en ? a.encoding->config & ~en : 0;
+    write_control(regs, c, sel);
+  }
+}
+
+void Backend::start(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const {
+  const std::uint64_t en = enable_bits(ctx);
+  for (const auto& a : by_index(set)) write_control(regs, *a.counter, a.encoding->config | en);
+}
+
+void Backend::stop(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const {
+  const std::uint64_t en = enable_bits(ctx);
+  for (const auto& a : by_index(set)) write_control(regs, *a.counter, en ? a.encoding->config & ~en : 0);
+}
+
+std::uint64_t Backend::read_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c) const {
+  return regs.read(c.counter_msr) & c.width_mask();
+}
+
+void Backend::write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const {
+  regs.write(c.counter_msr, value & c.width_mask());
 }
 
 }  // namespace pmc

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -27,16 +28,22 @@ SourceRef ref_of(const toml::node& n) {
   return SourceRef{s.path ? std::string(*s.path) : std::string(), s.begin.line, s.begin.column};
 }
 
-const std::set<std::string, std::less<>> kKnownModifiers = {"u", "k", "e", "i", "c", "t", "period"};
-
-std::vector<std::string> read_modifiers(const toml::table& t, std::string_view key) {
+// The names a `modifiers` list may use: built in, or declared by [modifier.NAME] in this or an
+// earlier file.
+std::vector<std::string> read_modifiers(const toml::table& t, std::string_view key, const EventCatalog& cat) {
   auto mods = detail::get_strings(t, key);
   if (!mods) return {};
   const auto& arr = *t.get(key)->as_array();
   for (std::size_t i = 0; i < mods->size(); ++i)
-    if (!kKnownModifiers.count((*mods)[i]))
+    if (!cat.modifier((*mods)[i])) {
+      std::vector<std::string> known;
+      for (const auto& m : cat.modifiers()) known.push_back(m.name);
+      for (const auto& m : builtin_modifiers())
+        if (std::find(known.begin(), known.end(), m.name) == known.end()) known.push_back(m.name);
       detail::fail_at(arr[i], errc::attribute,
-                      fmt::format("unknown modifier '{}' (known: u, k, e, i, c, t, period)", (*mods)[i]));
+                      fmt::format("unknown modifier '{}' (known: {}; declare others in [modifier.NAME])", (*mods)[i],
+                                  detail::join(known)));
+    }
   return *mods;
 }
 
@@ -48,9 +55,125 @@ std::uint64_t read_unsigned(const toml::table& t, std::string_view key, std::opt
   auto u = static_cast<std::uint64_t>(*v);
   if (field && u > field->max_value())
     detail::fail_at(n, errc::attribute_value,
-                    fmt::format("{} 0x{:X} does not fit the {}-bit field at bits {}-{}", what, u, field->width,
-                                field->low, field->low + field->width - 1));
+                    fmt::format("{} 0x{:X} does not fit the {}-bit field at bits {}", what, u, field->width(),
+                                field->str()));
   return u;
+}
+
+// "5", "0-8" or [5, "7-8"]: a list of inclusive ranges (probe rules' family, model, stepping).
+std::vector<ValueRange> read_ranges(const toml::table& t, std::string_view key) {
+  std::vector<ValueRange> out;
+  const toml::node* n = t.get(key);
+  if (!n) return out;
+  auto one = [&](const toml::node& item) {
+    if (const auto* i = item.as_integer()) {
+      if (i->get() < 0 || i->get() > 0xFFFF)
+        detail::fail_at(item, errc::attribute_value, fmt::format("'{}' {} is out of range 0-65535", key, i->get()));
+      const auto v = static_cast<unsigned>(i->get());
+      out.push_back({v, v});
+      return;
+    }
+    if (const auto* str = item.as_string()) {
+      const std::string& text = str->get();
+      auto number = [&](std::string_view part) {
+        unsigned v = 0;
+        int base = 10;
+        if (part.size() > 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X')) {
+          part.remove_prefix(2);
+          base = 16;
+        }
+        auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v, base);
+        if (part.empty() || ec != std::errc() || p != part.data() + part.size())
+          detail::fail_at(item, errc::invalid_argument,
+                          fmt::format("'{}' \"{}\" must be a number or \"LOW-HIGH\"", key, text));
+        return v;
+      };
+      const auto dash = text.find('-');
+      const unsigned low = number(std::string_view(text).substr(0, dash));
+      const unsigned high = dash == std::string::npos ? low : number(std::string_view(text).substr(dash + 1));
+      if (high < low) detail::fail_at(item, errc::invalid_argument, fmt::format("'{}' \"{}\" is an empty range", key, text));
+      out.push_back({low, high});
+      return;
+    }
+    detail::fail_at(item, errc::invalid_argument,
+                    fmt::format("'{}' must be an integer, a \"LOW-HIGH\" string or an array of them", key));
+  };
+  if (const auto* arr = n->as_array()) {
+    if (arr->empty()) detail::fail_at(*n, errc::invalid_argument, fmt::format("'{}' must not be empty", key));
+    for (const auto& item : *arr) one(item);
+  } else {
+    one(*n);
+  }
+  return out;
+}
+
+// "LEAF[:SUBLEAF].REG.BITS": "1.edx.23", "0xa.eax.0-7", "0x80000001.ecx.23", "7:1.eax.8".
+CpuidField parse_cpuid_field(const toml::node& item) {
+  auto bad = [&]() {
+    detail::fail_at(item, errc::invalid_argument,
+                    "a CPUID field is \"LEAF[:SUBLEAF].REG.BITS\" such as \"1.edx.23\" or \"0xa.eax.0-7\"");
+  };
+  if (!item.is_string()) bad();
+  const std::string text = item.as_string()->get();
+  CpuidField f;
+  f.text = text;
+  const auto dot1 = text.find('.');
+  const auto dot2 = dot1 == std::string::npos ? std::string::npos : text.find('.', dot1 + 1);
+  if (dot2 == std::string::npos) bad();
+  auto number = [&](std::string_view part) {
+    std::uint32_t v = 0;
+    int base = 10;
+    if (part.size() > 2 && part[0] == '0' && (part[1] == 'x' || part[1] == 'X')) {
+      part.remove_prefix(2);
+      base = 16;
+    }
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v, base);
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size()) bad();
+    return v;
+  };
+  std::string_view leaf = std::string_view(text).substr(0, dot1);
+  if (auto colon = leaf.find(':'); colon != std::string_view::npos) {
+    f.subleaf = number(leaf.substr(colon + 1));
+    leaf = leaf.substr(0, colon);
+  }
+  f.leaf = number(leaf);
+  const std::string reg = text.substr(dot1 + 1, dot2 - dot1 - 1);
+  static constexpr const char* kRegs[] = {"eax", "ebx", "ecx", "edx"};
+  bool found = false;
+  for (unsigned r = 0; r < 4; ++r)
+    if (reg == kRegs[r]) {
+      f.reg = r;
+      found = true;
+    }
+  if (!found) bad();
+  BitField bits;
+  try {
+    bits = parse_bit_range(std::string_view(text).substr(dot2 + 1));
+  } catch (const Error&) {
+    bad();
+  }
+  if (bits.count != 1 || bits.ranges[0].low + bits.ranges[0].width > 32) bad();
+  f.low = bits.ranges[0].low;
+  f.width = bits.ranges[0].width;
+  return f;
+}
+
+std::uint32_t read_u32(const toml::table& t, std::string_view key, std::uint32_t fallback, bool required = false) {
+  auto v = detail::get_int(t, key, required);
+  if (!v) return fallback;
+  if (*v < 0 || *v > 0xFFFFFFFFll)
+    detail::fail_at(detail::node_of(t, key), errc::attribute_value,
+                    fmt::format("'{}' {} is out of range 0-0xFFFFFFFF", key, *v));
+  return static_cast<std::uint32_t>(*v);
+}
+
+unsigned read_small(const toml::table& t, std::string_view key, unsigned fallback, unsigned max, bool required = false) {
+  auto v = detail::get_int(t, key, required);
+  if (!v) return fallback;
+  if (*v < 0 || *v > max)
+    detail::fail_at(detail::node_of(t, key), errc::attribute_value,
+                    fmt::format("'{}' {} is out of range 0-{}", key, *v, max));
+  return static_cast<unsigned>(*v);
 }
 
 UnitMaskGroup read_group(const toml::table& t, std::string name, const RegisterFormat& format) {
@@ -154,12 +277,212 @@ struct CatalogLoader {
     cat.events_.insert(cat.events_.begin() + static_cast<std::ptrdiff_t>(at), std::move(e));
   }
 
+  // [modifier.NAME] tables: a later declaration of a name replaces the earlier one.
+  static void read_modifier_decls(EventCatalog& cat, const toml::node& node) {
+    if (!node.is_table()) fail_at(node, errc::invalid_argument, "'modifier' must be a table of [modifier.NAME] tables");
+    for (const auto& [key, value] : *node.as_table()) {
+      const std::string mname(key.str());
+      if (!value.is_table()) fail_at(value, errc::invalid_argument, fmt::format("[modifier.{}] must be a table", mname));
+      const auto& t = *value.as_table();
+      check_keys(t, {"field", "kind", "polarity", "max", "desc", "refuse"}, fmt::format("[modifier.{}]", mname));
+      bool ok = !mname.empty();
+      for (char ch : mname) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+      if (!ok) fail_at(key.source(), errc::invalid_argument,
+                       fmt::format("modifier name '{}' may hold only letters, digits and '_'", mname));
+      ModifierDef m;
+      m.name = mname;
+      m.source = ref_of(value);
+      m.description = get_string(t, "desc").value_or("");
+      m.refusal = get_string(t, "refuse").value_or("");
+      if (!m.refusal.empty()) {
+        if (t.get("field") || t.get("kind"))
+          fail_at(t, errc::invalid_argument, fmt::format("[modifier.{}] refuses the modifier: it takes no field or kind", mname));
+      } else {
+        const std::string kind = get_string(t, "kind").value_or("flag");
+        if (kind == "flag") m.kind = ModifierDef::Kind::flag;
+        else if (kind == "value") m.kind = ModifierDef::Kind::value;
+        else if (kind == "user") m.kind = ModifierDef::Kind::user;
+        else if (kind == "kernel") m.kind = ModifierDef::Kind::kernel;
+        else fail_at(node_of(t, "kind"), errc::invalid_argument,
+                     fmt::format("unknown kind '{}' (flag, value, user or kernel)", kind));
+        m.field = *get_string(t, "field", true);
+        if (!cat.format_.field(m.field))
+          fail_at(node_of(t, "field"), errc::not_found,
+                  fmt::format("field '{}' of modifier '{}' is not in [format]", m.field, mname));
+        if (auto pol = get_string(t, "polarity")) {
+          if (*pol == "inverted") m.inverted = true;
+          else if (*pol != "normal")
+            fail_at(node_of(t, "polarity"), errc::invalid_argument,
+                    fmt::format("polarity must be \"normal\" or \"inverted\", not \"{}\"", *pol));
+          if (m.inverted && m.kind != ModifierDef::Kind::flag)
+            fail_at(node_of(t, "polarity"), errc::invalid_argument, "only a flag can have an inverted polarity");
+        }
+        if (auto max = get_int(t, "max")) {
+          if (m.kind != ModifierDef::Kind::value)
+            fail_at(node_of(t, "max"), errc::invalid_argument, "'max' is for modifiers of kind \"value\"");
+          const std::uint64_t field_max = cat.format_.field(m.field)->max_value();
+          if (*max < 0 || static_cast<std::uint64_t>(*max) > field_max)
+            fail_at(node_of(t, "max"), errc::attribute_value,
+                    fmt::format("'max' {} does not fit field '{}' (at most {})", *max, m.field, field_max));
+          m.max = static_cast<std::uint64_t>(*max);
+        }
+        if (m.kind != ModifierDef::Kind::value && cat.format_.field(m.field)->width() != 1)
+          fail_at(node_of(t, "field"), errc::invalid_argument,
+                  fmt::format("modifier '{}' of kind {} needs a one-bit field; '{}' has {} bits", mname, kind, m.field,
+                              cat.format_.field(m.field)->width()));
+      }
+      auto it = std::find_if(cat.modifiers_.begin(), cat.modifiers_.end(),
+                             [&](const ModifierDef& d) { return d.name == m.name; });
+      if (it == cat.modifiers_.end()) cat.modifiers_.push_back(std::move(m));
+      else *it = std::move(m);
+    }
+  }
+
+  static std::vector<std::string> cpu_list(const EventCatalog& cat, const toml::table& t) {
+    auto cpus = get_strings(t, "cpus");
+    if (!cpus) return {};
+    const auto& arr = *t.get("cpus")->as_array();
+    for (std::size_t i = 0; i < cpus->size(); ++i) {
+      bool known = std::any_of(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& c) { return c.name == (*cpus)[i]; });
+      if (!known) fail_at(arr[i], errc::not_found, fmt::format("cpu tag '{}' is not declared in [cpus]", (*cpus)[i]));
+    }
+    return *cpus;
+  }
+
+  // [pmu], [[pmu.counters]], [[pmu.registers]]: a later file's keys replace the earlier ones.
+  static void read_pmu(EventCatalog& cat, const toml::node& node) {
+    if (!node.is_table()) fail_at(node, errc::invalid_argument, "'pmu' must be a table");
+    const auto& t = *node.as_table();
+    check_keys(t, {"description", "model", "score", "reserved", "driver_fields", "merge_event", "unmatched", "counters",
+                   "registers"},
+               "[pmu]");
+    PmuDescription& p = cat.pmu_;
+    if (auto d = get_string(t, "description")) p.description = *d;
+    if (auto m = get_string(t, "model")) p.model = *m;
+    if (auto u = get_string(t, "unmatched")) p.unmatched = *u;
+    if (t.get("score")) p.score = static_cast<int>(read_small(t, "score", 1, 1000));
+    if (auto reserved = get_strings(t, "reserved")) {
+      const auto& arr = *t.get("reserved")->as_array();
+      p.reserved = 0;
+      for (std::size_t i = 0; i < reserved->size(); ++i) {
+        try {
+          p.reserved |= parse_bit_range((*reserved)[i]).mask();
+        } catch (const Error& e) {
+          fail_at(arr[i], errc::invalid_argument, e.what());
+        }
+      }
+    }
+    if (auto fields = get_strings(t, "driver_fields")) {
+      const auto& arr = *t.get("driver_fields")->as_array();
+      for (std::size_t i = 0; i < fields->size(); ++i)
+        if (!cat.format_.field((*fields)[i]))
+          fail_at(arr[i], errc::not_found, fmt::format("driver field '{}' is not in [format]", (*fields)[i]));
+      p.driver_fields = *fields;
+    }
+    if (t.get("merge_event")) p.merge_event = read_unsigned(t, "merge_event", cat.format_.field("event"), "merge event");
+    if (const toml::node* c = t.get("counters")) {
+      const toml::array* arr = c->as_array();
+      if (!arr || !arr->is_array_of_tables() || arr->empty())
+        fail_at(*c, errc::invalid_argument, "'pmu.counters' must be an array of tables ([[pmu.counters]])");
+      p.counters.clear();
+      for (const auto& item : *arr) {
+        const auto& g = *item.as_table();
+        check_keys(g, {"kind", "first", "count", "width", "control", "control_stride", "counter", "counter_stride",
+                       "control_shift", "control_shift_stride", "control_bits", "rdpmc", "cpus"},
+                   "[[pmu.counters]]");
+        CounterGroup group;
+        const std::string kind = get_string(g, "kind").value_or("general");
+        if (kind == "general") group.kind = CounterKind::general;
+        else if (kind == "fixed") group.kind = CounterKind::fixed;
+        else fail_at(node_of(g, "kind"), errc::invalid_argument,
+                     fmt::format("counter kind must be \"general\" or \"fixed\", not \"{}\"", kind));
+        group.first = read_small(g, "first", 0, 63);
+        group.count = read_small(g, "count", 0, 64, true);
+        if (group.count == 0 || group.first + group.count > 64)
+          fail_at(node_of(g, "count"), errc::attribute_value, "a counter group holds 1 to 64 counters, indices below 64");
+        group.width = read_small(g, "width", 0, 64, true);
+        if (group.width == 0) fail_at(node_of(g, "width"), errc::attribute_value, "counter width must be 1 to 64");
+        group.control = read_u32(g, "control", 0, true);
+        group.control_stride = read_u32(g, "control_stride", 1);
+        group.counter = read_u32(g, "counter", 0, true);
+        group.counter_stride = read_u32(g, "counter_stride", 1);
+        group.control_shift = read_small(g, "control_shift", 0, 63);
+        group.control_shift_stride = read_small(g, "control_shift_stride", 0, 63);
+        group.control_bits = read_small(g, "control_bits", 0, 64);
+        if (group.control_bits != 0 &&
+            group.control_shift + (group.count - 1) * group.control_shift_stride + group.control_bits > 64)
+          fail_at(g, errc::attribute_value, "the counters' parts of the control register do not fit in 64 bits");
+        if (g.get("rdpmc")) group.rdpmc = read_small(g, "rdpmc", 0, 0xFFFF);
+        group.cpus = cpu_list(cat, g);
+        p.counters.push_back(std::move(group));
+      }
+    }
+    if (const toml::node* r = t.get("registers")) {
+      const toml::array* arr = r->as_array();
+      if (!arr || !arr->is_array_of_tables())
+        fail_at(*r, errc::invalid_argument, "'pmu.registers' must be an array of tables ([[pmu.registers]])");
+      p.registers.clear();
+      for (const auto& item : *arr) {
+        const auto& g = *item.as_table();
+        check_keys(g, {"address", "name", "cpus"}, "[[pmu.registers]]");
+        RegisterDecl d;
+        d.address = read_u32(g, "address", 0, true);
+        d.name = get_string(g, "name").value_or("");
+        d.cpus = cpu_list(cat, g);
+        p.registers.push_back(std::move(d));
+      }
+    }
+  }
+
+  // [[probe]] rules, in file order.
+  static void read_probe(EventCatalog& cat, const toml::node& node) {
+    const toml::array* arr = node.as_array();
+    if (!arr || !arr->is_array_of_tables())
+      fail_at(node, errc::invalid_argument, "'probe' must be an array of tables ([[probe]])");
+    for (const auto& item : *arr) {
+      const auto& t = *item.as_table();
+      check_keys(t, {"vendor", "family", "model", "stepping", "cpuid_set", "cpuid_clear", "tag", "name", "refuse"},
+                 "[[probe]]");
+      ProbeRule r;
+      r.source = ref_of(item);
+      if (const toml::node* v = t.get("vendor")) {
+        if (v->is_string()) r.vendors.push_back(v->as_string()->get());
+        else if (auto list = get_strings(t, "vendor")) r.vendors = *list;
+      }
+      r.families = read_ranges(t, "family");
+      r.models = read_ranges(t, "model");
+      r.steppings = read_ranges(t, "stepping");
+      for (const char* key : {"cpuid_set", "cpuid_clear"}) {
+        const toml::node* n = t.get(key);
+        if (!n) continue;
+        if (!n->is_array()) fail_at(*n, errc::invalid_argument, fmt::format("'{}' must be an array of strings", key));
+        for (const auto& f : *n->as_array())
+          (std::string_view(key) == "cpuid_set" ? r.cpuid_set : r.cpuid_clear).push_back(parse_cpuid_field(f));
+      }
+      r.refusal = get_string(t, "refuse").value_or("");
+      r.tag = get_string(t, "tag").value_or("");
+      r.name = get_string(t, "name").value_or("");
+      if (r.refusal.empty()) {
+        if (r.tag.empty() || r.name.empty())
+          fail_at(t, errc::invalid_argument, "a [[probe]] rule needs a 'tag' and a 'name', or 'refuse'");
+        bool known = std::any_of(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& c) { return c.name == r.tag; });
+        if (!known) fail_at(node_of(t, "tag"), errc::not_found, fmt::format("cpu tag '{}' is not declared in [cpus]", r.tag));
+      } else if (!r.tag.empty()) {
+        fail_at(node_of(t, "tag"), errc::invalid_argument, "a refusing [[probe]] rule has no 'tag'");
+      }
+      cat.pmu_.probe.push_back(std::move(r));
+    }
+  }
+
   static void load(EventCatalog& cat, const toml::table& doc, const std::string& name, std::string_view backend) {
-    check_keys(doc, {"backend", "description", "modifiers", "format", "cpus", "umask_groups", "event"},
+    check_keys(doc, {"backend", "description", "modifiers", "modifier", "format", "cpus", "umask_groups", "event",
+                     "pmu", "probe"},
                "an events file");
     std::string file_backend = *get_string(doc, "backend", true);
     if (file_backend != backend) return;  // for another backend
+    cat.backend_ = file_backend;
     cat.files_.push_back(name);
+    if (auto d = get_string(doc, "description"); d && cat.description_.empty()) cat.description_ = *d;
 
     if (const toml::node* f = doc.get("format")) {
       if (!f->is_table()) fail_at(*f, errc::invalid_argument, "'format' must be a table of bit ranges");
@@ -183,7 +506,10 @@ struct CatalogLoader {
         else it->description = value.as_string()->get();
       }
     }
-    if (doc.get("modifiers")) cat.default_modifiers_ = read_modifiers(doc, "modifiers");
+    if (const toml::node* m = doc.get("modifier")) read_modifier_decls(cat, *m);
+    if (doc.get("modifiers")) cat.default_modifiers_ = read_modifiers(doc, "modifiers", cat);
+    if (const toml::node* p = doc.get("pmu")) read_pmu(cat, *p);
+    if (const toml::node* p = doc.get("probe")) read_probe(cat, *p);
 
     std::map<std::string, UnitMaskGroup, std::less<>> groups;
     if (const toml::node* g = doc.get("umask_groups")) {
@@ -202,7 +528,7 @@ struct CatalogLoader {
       if (!item.is_table()) fail_at(item, errc::invalid_argument, "each event must be a table");
       const auto& t = *item.as_table();
       check_keys(t, {"name", "code", "desc", "umasks", "umask", "counters", "fixed", "generic", "cpus", "modifiers", "reference",
-                     "aliases"},
+                     "aliases", "defaults", "merge"},
                  "an event");
       EventDef e;
       e.name = *get_string(t, "name", true);
@@ -242,15 +568,21 @@ struct CatalogLoader {
           fail_at(node_of(t, "fixed"), errc::attribute_value, fmt::format("fixed counter {} is out of range 0-63", *fixed));
         e.fixed = static_cast<unsigned>(*fixed);
       }
-      if (auto cpus = get_strings(t, "cpus")) {
-        const auto& arr = *t.get("cpus")->as_array();
-        for (std::size_t i = 0; i < cpus->size(); ++i) {
-          bool known = std::any_of(cat.cpus_.begin(), cat.cpus_.end(), [&](const CpuTag& c) { return c.name == (*cpus)[i]; });
-          if (!known) fail_at(arr[i], errc::not_found, fmt::format("cpu tag '{}' is not declared in [cpus]", (*cpus)[i]));
+      e.cpus = cpu_list(cat, t);
+      e.modifiers = t.get("modifiers") ? read_modifiers(t, "modifiers", cat) : cat.default_modifiers_;
+      e.merge = get_bool(t, "merge").value_or(false);
+      if (const toml::node* d = t.get("defaults")) {
+        if (!d->is_table()) fail_at(*d, errc::invalid_argument, "'defaults' must be a table of modifier = value");
+        for (const auto& [key, value] : *d->as_table()) {
+          const std::string mod(key.str());
+          if (std::find(e.modifiers.begin(), e.modifiers.end(), mod) == e.modifiers.end())
+            fail_at(key.source(), errc::attribute,
+                    fmt::format("default for modifier '{}', which event {} does not accept", mod, e.name));
+          if (!value.is_integer() || value.as_integer()->get() < 0)
+            fail_at(value, errc::attribute_value, fmt::format("default of modifier '{}' must be an integer >= 0", mod));
+          e.defaults[mod] = static_cast<std::uint64_t>(value.as_integer()->get());
         }
-        e.cpus = *cpus;
       }
-      e.modifiers = t.get("modifiers") ? read_modifiers(t, "modifiers") : cat.default_modifiers_;
       // A name may be defined again in the same file only for other CPUs.
       for (const auto& prev : added)
         if (iequal(prev.name, e.name))
@@ -342,26 +674,10 @@ const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) 
   return nullptr;
 }
 
-namespace {
-// Linux perf's other spellings of its generic hardware events (perf list: "cpu-cycles OR
-// cycles", "branch-instructions OR branches", "idle-cycles-frontend OR stalled-cycles-frontend",
-// ...). Events files name the first column's right-hand side; either spelling finds it.
-std::string_view perf_generic_name(std::string_view name) {
-  static constexpr std::pair<std::string_view, std::string_view> kSynonyms[] = {
-      {"cpu-cycles", "cycles"},
-      {"branch-instructions", "branches"},
-      {"idle-cycles-frontend", "stalled-cycles-frontend"},
-      {"idle-cycles-backend", "stalled-cycles-backend"},
-  };
-  for (const auto& [other, canonical] : kSynonyms)
-    if (iequal(name, other)) return canonical;
-  return name;
-}
-}  // namespace
 
 const EventDef* EventCatalog::find_generic(std::string_view given, std::string_view tag,
                                            std::vector<std::string>* masks) const {
-  const std::string_view generic = perf_generic_name(given);
+  const std::string_view generic = detail::perf_generic_name(given);
   for (const auto& e : events_) {
     if (!applies(e, tag)) continue;
     if (iequal(e.generic, generic)) {
@@ -378,6 +694,39 @@ const EventDef* EventCatalog::find_generic(std::string_view given, std::string_v
   return nullptr;
 }
 
+const std::vector<ModifierDef>& builtin_modifiers() {
+  using K = ModifierDef::Kind;
+  static const std::vector<ModifierDef> mods = [] {
+    std::vector<ModifierDef> v;
+    auto add = [&](const char* name, const char* field, K kind, const char* desc) {
+      ModifierDef m;
+      m.name = name;
+      m.field = field;
+      m.kind = kind;
+      m.description = desc;
+      m.source.file = "built in";
+      v.push_back(std::move(m));
+    };
+    add("u", "usr", K::user, "count at user level");
+    add("k", "os", K::kernel, "count at kernel level");
+    add("e", "edge", K::flag, "edge detect: count transitions into the counted condition");
+    add("i", "inv", K::flag, "invert the counter-mask comparison");
+    add("c", "cmask", K::value, "counter mask: count cycles with at least this many events");
+    add("t", "any", K::flag, "count the events of every hardware thread of the core (AnyThread)");
+    add("period", "", K::value, "the backend's sampling period");
+    return v;
+  }();
+  return mods;
+}
+
+const ModifierDef* EventCatalog::modifier(std::string_view name) const {
+  for (const auto& m : modifiers_)
+    if (m.name == name) return &m;
+  for (const auto& m : builtin_modifiers())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
 std::vector<const EventDef*> EventCatalog::for_cpu(std::string_view tag) const {
   std::vector<const EventDef*> out;
   for (const auto& e : events_)
@@ -385,21 +734,36 @@ std::vector<const EventDef*> EventCatalog::for_cpu(std::string_view tag) const {
   return out;
 }
 
-std::vector<std::string> EventCatalog::validate(unsigned general_counters) const {
+std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::string_view tag) const {
   std::vector<std::string> problems;
   if (!format_.field("event")) problems.push_back("the register format has no 'event' field");
   for (const auto& e : events_) {
     std::string at = e.source.str();
     if (e.description.empty()) problems.push_back(fmt::format("{}: event {} has no description", at, e.name));
     for (unsigned c : e.counters)
-      if (c >= general_counters)
+      if (c >= general_counters && applies(e, tag))
         problems.push_back(fmt::format("{}: event {} names counter {} but the PMU has {}", at, e.name, c, general_counters));
     if (e.unit_masks && e.fixed_umask)
       problems.push_back(fmt::format("{}: event {} has both named unit masks and a fixed umask", at, e.name));
     if (e.unit_masks && e.unit_masks->masks.size() == 1 && e.unit_masks->default_masks.empty())
       problems.push_back(fmt::format("{}: event {} has only one unit mask but no default", at, e.name));
+    if (auto f = format_.field("event"); f && (f->place(e.code) & pmu_.reserved))
+      problems.push_back(fmt::format("{}: event {} has code 0x{:X}, which sets reserved bits", at, e.name, e.code));
+    for (const auto& [mod, v] : e.defaults)
+      if (const ModifierDef* m = modifier(mod); m && !m->field.empty()) {
+        const auto f = format_.field(m->field);
+        if (f && v > f->max_value())
+          problems.push_back(fmt::format("{}: event {}: default {}={} does not fit field {}", at, e.name, mod, v, m->field));
+      }
     for (const auto& other : events_) {
       if (&other == &e || other.code != e.code) continue;
+      // The same code on disjoint counters is two events (the Pentium MMX's per-counter codes).
+      const bool disjoint_counters =
+          !e.counters.empty() && !other.counters.empty() &&
+          std::none_of(e.counters.begin(), e.counters.end(), [&](unsigned c) {
+            return std::find(other.counters.begin(), other.counters.end(), c) != other.counters.end();
+          });
+      if (disjoint_counters) continue;
       bool shared_cpu = e.cpus.empty() || other.cpus.empty() ||
                         std::any_of(e.cpus.begin(), e.cpus.end(), [&](const std::string& t) {
                           return std::find(other.cpus.begin(), other.cpus.end(), t) != other.cpus.end();

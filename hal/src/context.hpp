@@ -1,37 +1,55 @@
 // What a Hal shares with the sessions it creates: the loaded backend (which keeps its library
-// loaded), the CPU, the PMU geometry and the catalog. Sessions hold a shared_ptr to it, so a
-// session may outlive the Hal object that created it.
+// loaded), the CPU, the PMU geometry, the catalog and the device models. Sessions hold a
+// shared_ptr to it, so a session may outlive the Hal object that created it.
 #pragma once
 
-#include <pmc/backend.hpp>
+#include "plugins.hpp"
+
 #include <pmc/cpu.hpp>
 #include <pmc/event.hpp>
+#include <pmc/pmu.hpp>
+#include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/model.hpp>
 
-#include <boost/dll/shared_library.hpp>
-
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pmc::detail {
 
-struct LoadedBackend {
-  // Declared first so it is destroyed last: the backend's code lives in the library.
-  std::shared_ptr<boost::dll::shared_library> library;
-  std::unique_ptr<Backend> backend;
-  std::string file;
-  LoadedBackend() = default;
-  LoadedBackend(const LoadedBackend&) = delete;
-  LoadedBackend& operator=(const LoadedBackend&) = delete;
-  ~LoadedBackend() { backend.reset(); }
+// The device models the plugin directories offer, and where they were looked for.
+struct ModelRegistry {
+  std::vector<std::shared_ptr<LoadedModel>> models;
+  std::vector<std::filesystem::path> dirs;
+  std::vector<PluginStatus> broken;  // model libraries that failed to load
+};
+
+// A device built by a model plugin, with the library that holds its code.
+struct DeviceHandle {
+  std::shared_ptr<LoadedModel> model;  // declared first: destroyed after the device
+  std::unique_ptr<Device> device;
+  DeviceHandle() = default;
+  DeviceHandle(DeviceHandle&&) noexcept = default;
+  DeviceHandle& operator=(DeviceHandle&&) noexcept = default;
+  ~DeviceHandle() { device.reset(); }
 };
 
 struct Context {
-  std::shared_ptr<LoadedBackend> loaded;
+  std::shared_ptr<LoadedBackend> loaded;  // null: no backend (HAL events only)
   CpuInfo cpu;
   PmuInfo pmu;
   EventCatalog catalog;
-  std::string access;  // "sim" (perf and msr: see issue 5)
+  std::string access;         // "sim" | "perf" | "msr"
+  std::string access_reason;  // why that one
+  std::string why;     // why this backend, or why none (for "needs a backend" errors)
+  std::shared_ptr<const ModelRegistry> models;
   [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
+  [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
+  // Builds the device model the PMU names for this CPU. Throws not_found naming the model and
+  // the directories searched when no plugin provides it, and the model's own reason when its
+  // factory refuses the CPU.
+  [[nodiscard]] DeviceHandle make_device() const;
 };
 
 }  // namespace pmc::detail

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace pmc {
 
@@ -19,8 +20,48 @@ std::vector<HalEventDescription> hal_events() {
   return out;
 }
 
-
 namespace detail {
+
+DeviceHandle Context::make_device() const {
+  const std::string& name = pmu.device_model;
+  if (name.empty())
+    throw Error(errc::not_supported, fmt::format("backend '{}' names no device model ([pmu] model in its data file), so "
+                                                 "its PMU cannot be simulated",
+                                                 pmu.name));
+  std::shared_ptr<LoadedModel> model;
+  if (models)
+    for (const auto& m : models->models)
+      if (m->name == name) model = m;
+  if (!model) {
+    std::string where;
+    if (models)
+      for (const auto& d : models->dirs) where += (where.empty() ? "" : ", ") + d.string();
+    std::string installed;
+    if (models)
+      for (const auto& m : models->models) installed += (installed.empty() ? "" : ", ") + m->name;
+    std::string broken;
+    if (models)
+      for (const auto& b : models->broken) broken += "; " + b.error;
+    throw Error(errc::not_found,
+                fmt::format("device model '{}' (the simulated {} PMU) is not installed: no model plugin in {} "
+                            "provides it (models installed: {}){}",
+                            name, pmu.name, where.empty() ? std::string("the plugin directories") : where,
+                            installed.empty() ? std::string("none") : installed, broken));
+  }
+  std::array<char, 512> error{};
+  DeviceHandle h;
+  h.model = model;
+  try {
+    h.device.reset(model->descriptor->create(&cpu, error.data(), error.size()));
+  } catch (...) {  // a factory must not throw
+    throw Error(errc::plugin, fmt::format("{}: the factory of device model '{}' threw", model->file, name));
+  }
+  error.back() = '\0';
+  if (!h.device)
+    throw Error(errc::not_supported, fmt::format("device model '{}' cannot simulate {}: {}", name, describe(cpu),
+                                                 error[0] ? error.data() : "its factory gave no reason"));
+  return h;
+}
 
 class HalImpl {
  public:
@@ -30,7 +71,9 @@ class HalImpl {
   std::vector<PluginStatus> statuses;
   std::vector<Candidate> candidates;
   std::string why;
+  std::shared_ptr<ModelRegistry> models;
   std::shared_ptr<Context> ctx;  // null when no backend was chosen
+  BackendInfo info;
   std::string access_reason;     // why ctx->access (or why no access method)
 };
 
@@ -43,89 +86,134 @@ std::string origin_of(const Config& c, const std::string& key) {
   return it == c.origin.end() ? std::string("default") : it->second.where;
 }
 
-// A bare name ("pentium-iii") that is not a file names a dump bundled in share/pmchal/cpuid.
-std::filesystem::path resolve_cpuid_dump(const std::string& given) {
+// A backend's data file, <name>.toml: next to its plugin, else in the installed events directory.
+std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin) {
   std::error_code ec;
-  if (std::filesystem::exists(given, ec)) return given;
-  auto bundled = default_paths().data / "cpuid" / (given + ".txt");
-  if (given.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
-  return given;
+  const auto beside = plugin.parent_path() / (name + ".toml");
+  if (std::filesystem::is_regular_file(beside, ec)) return beside;
+  const auto installed = default_paths().events / (name + ".toml");
+  if (std::filesystem::is_regular_file(installed, ec)) return installed;
+  throw Error(errc::not_found, fmt::format("backend '{}' has no data file: neither {} nor {} exists", name,
+                                           beside.string(), installed.string()));
 }
+
+// One loaded backend with its data, probed.
+struct Probed {
+  const detail::PluginLoad* load = nullptr;
+  std::filesystem::path data;
+  EventCatalog catalog;
+  std::string data_error;
+};
 
 }  // namespace
 
 Hal Hal::open(const Config& config) {
   auto impl = std::make_unique<detail::HalImpl>();
   impl->config = config;
-  impl->cpu = config.cpu == "native" ? read_native_cpu() : load_cpuid_dump(resolve_cpuid_dump(config.cpu));
+  impl->cpu = config.cpu == "native" ? read_native_cpu() : load_cpuid_dump(resolve_data(config.cpu, DataKind::cpuid_dump));
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
   dirs.push_back(default_paths().plugins);
   impl->plugins = detail::load_plugins(dirs);
-  for (const auto& p : impl->plugins) impl->statuses.push_back(p.status);
-
-  const detail::PluginLoad* chosen = nullptr;
-  int best = 0;
+  impl->models = std::make_shared<detail::ModelRegistry>();
+  impl->models->dirs = dirs;
   for (const auto& p : impl->plugins) {
-    if (!p.loaded) continue;
-    Candidate c{p.status.backend, {}};
+    impl->statuses.push_back(p.status);
+    if (p.model_status) impl->statuses.push_back(*p.model_status);
+    if (p.model) impl->models->models.push_back(p.model);
+    if (!p.backend && !p.model && p.status.error.size()) impl->models->broken.push_back(p.status);
+  }
+
+  // Each backend's data (probe table, [pmu]) and its verdict on this CPU.
+  std::vector<Probed> probed;
+  for (const auto& p : impl->plugins) {
+    if (!p.backend) continue;
+    Probed b;
+    b.load = &p;
+    Candidate c{p.backend->name, {}};
     try {
-      c.match = p.loaded->backend->probe(impl->cpu);
-    } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
-      c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}};
+      b.data = data_file(p.backend->name, p.backend->file);
+      b.catalog.load(b.data, p.backend->name);
+      if (b.catalog.files().empty())
+        throw Error(errc::invalid_argument,
+                    fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')", b.data.string(),
+                                p.backend->name));
+    } catch (const std::exception& e) {
+      b.data_error = e.what();
+      c.match = Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}};
     }
-    if (config.backend == "auto" && c.match.score > best) {
-      best = c.match.score;
-      chosen = &p;
+    if (b.data_error.empty()) {
+      try {
+        c.match = p.backend->backend->probe(impl->cpu, b.catalog);
+      } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
+        c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}, {}};
+      }
     }
     impl->candidates.push_back(std::move(c));
+    probed.push_back(std::move(b));
   }
+
+  const Probed* chosen = nullptr;
+  const Candidate* verdict = nullptr;
   if (config.backend == "auto") {
-    if (chosen) {
-      auto it = std::find_if(impl->candidates.begin(), impl->candidates.end(),
-                             [&](const Candidate& c) { return c.backend == chosen->status.backend; });
-      impl->why = fmt::format("backend = \"auto\" ({}): {} matched with score {}: {}", origin_of(config, "backend"),
-                              chosen->status.backend, it->match.score, it->match.reason);
-    } else {
-      impl->why = fmt::format("backend = \"auto\" ({}): no loaded backend matches {}", origin_of(config, "backend"),
-                              describe(impl->cpu));
-    }
+    int best = 0;
+    for (std::size_t i = 0; i < probed.size(); ++i)
+      if (impl->candidates[i].match.score > best) {
+        best = impl->candidates[i].match.score;
+        chosen = &probed[i];
+        verdict = &impl->candidates[i];
+      }
+    impl->why = chosen ? fmt::format("backend = \"auto\" ({}): {} matched with score {}: {}", origin_of(config, "backend"),
+                                     verdict->backend, verdict->match.score, verdict->match.reason)
+                       : fmt::format("backend = \"auto\" ({}): no loaded backend matches {}", origin_of(config, "backend"),
+                                     describe(impl->cpu));
   } else {
-    for (const auto& p : impl->plugins)
-      if (p.loaded && p.status.backend == config.backend) chosen = &p;
-    std::string where = origin_of(config, "backend");
+    const std::string where = origin_of(config, "backend");
+    for (std::size_t i = 0; i < probed.size(); ++i)
+      if (impl->candidates[i].backend == config.backend) {
+        chosen = &probed[i];
+        verdict = &impl->candidates[i];
+      }
     if (!chosen) {
       for (const auto& p : impl->plugins)
-        if (!p.loaded && p.status.file.stem() == "lib" + config.backend)
+        if (!p.backend && p.status.file.stem() == "lib" + config.backend)
           throw Error(errc::plugin, fmt::format("{}: backend '{}' failed to load: {}", where, config.backend, p.status.error));
       std::string names;
       for (const auto& p : impl->plugins)
-        if (p.loaded) names += (names.empty() ? "" : ", ") + p.status.backend;
+        if (p.backend) names += (names.empty() ? "" : ", ") + p.backend->name;
       throw Error(errc::not_found, fmt::format("{}: unknown backend '{}' (loaded backends: {})", where, config.backend,
                                                names.empty() ? std::string("none") : names));
     }
-    auto it = std::find_if(impl->candidates.begin(), impl->candidates.end(),
-                           [&](const Candidate& c) { return c.backend == config.backend; });
+    if (!chosen->data_error.empty())
+      throw Error(errc::plugin, fmt::format("{}: backend '{}' cannot be used: {}", where, config.backend, chosen->data_error));
     impl->why = fmt::format("backend = \"{}\" ({}); its probe says: {}{}", config.backend, where,
-                            it->match.matched() ? "" : "no match, ", it->match.reason);
+                            verdict->match.matched() ? "" : "no match, ", verdict->match.reason);
   }
 
   if (chosen) {
     auto ctx = std::make_shared<detail::Context>();
-    ctx->loaded = chosen->loaded;
+    ctx->loaded = chosen->load->backend;
     ctx->cpu = impl->cpu;
-    ctx->pmu = ctx->backend().pmu(impl->cpu);
-    auto builtin = default_paths().events / ctx->backend().events_file();
+    ctx->catalog = chosen->catalog;
+    // More events beside the data file (<name>/*.toml), then the operator's events_path.
+    const auto extra = chosen->data.parent_path() / ctx->loaded->name;
     std::error_code ec;
-    if (std::filesystem::exists(builtin, ec)) ctx->catalog.load(builtin, ctx->pmu.name);
-    for (const auto& p : config.events_path) ctx->catalog.load(p, ctx->pmu.name);
-    auto verdict = std::find_if(impl->candidates.begin(), impl->candidates.end(),
-                                [&](const Candidate& c) { return c.backend == chosen->status.backend; });
-    const detail::AccessChoice choice = detail::choose_access(
-        config.access, origin_of(config, "access"), impl->cpu.source == "native",
-        verdict != impl->candidates.end() && verdict->match.matched(), chosen->status.backend, detail::find_perf_pmu());
+    if (std::filesystem::is_directory(extra, ec)) ctx->catalog.load(extra, ctx->loaded->name);
+    for (const auto& p : config.events_path) ctx->catalog.load(p, ctx->loaded->name);
+    ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
+    ctx->models = impl->models;
+    ctx->why = impl->why;
+    const detail::AccessChoice choice =
+        detail::choose_access(config.access, origin_of(config, "access"), impl->cpu.source == "native",
+                              verdict->match.matched(), verdict->backend, detail::find_perf_pmu());
     ctx->access = choice.access;
+    ctx->access_reason = choice.reason;
     impl->access_reason = choice.reason;
+    impl->info.name = ctx->loaded->name;
+    impl->info.description = ctx->catalog.description();
+    impl->info.file = ctx->loaded->file;
+    impl->info.data = chosen->data;
+    impl->info.profiles = ctx->backend().profiling() != nullptr;
     impl->ctx = std::move(ctx);
   } else {
     impl->access_reason = "no backend, so no PMU events: a session counts only the HAL events (tsc and the OS "
@@ -143,16 +231,16 @@ const Config& Hal::config() const { return impl_->config; }
 const CpuInfo& Hal::cpu() const { return impl_->cpu; }
 const std::vector<PluginStatus>& Hal::plugins() const { return impl_->statuses; }
 const std::vector<Candidate>& Hal::candidates() const { return impl_->candidates; }
-const Backend* Hal::backend() const { return impl_->ctx ? &impl_->ctx->backend() : nullptr; }
+const BackendInfo* Hal::backend() const { return impl_->ctx ? &impl_->info : nullptr; }
 const std::string& Hal::why() const { return impl_->why; }
 
-const Backend& Hal::require_backend() const {
+const BackendInfo& Hal::require_backend() const {
   if (!impl_->ctx)
     throw Error(errc::not_supported,
-                fmt::format("{}; name a backend (--backend or 'backend' in the config) or give a CPUID dump of a "
-                            "supported CPU (--cpuid-dump) to use its simulated PMU",
+                fmt::format("{}; name a backend (the config key 'backend') or give a CPUID dump of a supported CPU "
+                            "(the config key 'cpu') to use its simulated PMU",
                             impl_->why));
-  return impl_->ctx->backend();
+  return impl_->info;
 }
 
 const PmuInfo& Hal::pmu() const {
@@ -169,13 +257,9 @@ std::string Hal::access() const { return impl_->ctx ? impl_->ctx->access : std::
 const std::string& Hal::access_reason() const { return impl_->access_reason; }
 
 Encoding Hal::encode(std::string_view event) const {
-  const Backend& b = require_backend();
-  return b.encode(parse_event(event), impl_->ctx->catalog, impl_->ctx->pmu);
-}
-
-Session Hal::session() const {
   (void)require_backend();
-  return Session(std::make_unique<detail::SessionImpl>(impl_->ctx));
+  const detail::Context& ctx = *impl_->ctx;
+  return ctx.backend().encode(parse_event(event), ctx.pmu_context());
 }
 
 Session Hal::session(const Scope& scope) const {
@@ -183,6 +267,8 @@ Session Hal::session(const Scope& scope) const {
   // No backend: a context without one, for the HAL events.
   auto ctx = std::make_shared<detail::Context>();
   ctx->cpu = impl_->cpu;
+  ctx->why = impl_->why;
+  ctx->models = impl_->models;
   return Session(std::make_unique<detail::SessionImpl>(std::move(ctx), scope));
 }
 

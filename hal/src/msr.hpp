@@ -8,9 +8,9 @@
 
 #include "access.hpp"
 
-#include <pmc/backend.hpp>
+#include <pmc/sdk/backend.hpp>
 #include <pmc/export.hpp>
-#include <pmc/register_file.hpp>
+#include <pmc/sdk/register_file.hpp>
 
 #include <sched.h>
 
@@ -22,7 +22,7 @@
 
 namespace pmc::detail {
 
-class PMC_API MsrRegisterFile final : public RegisterFile {
+class MsrRegisterFile final : public RegisterFile {
  public:
   // Opens <options.msr_root>/<cpu>/msr for reading and writing. When it does not exist and
   // options.load_msr_module is set, runs `modprobe msr` (as root only) and tries again.
@@ -53,22 +53,22 @@ class PMC_API MsrRegisterFile final : public RegisterFile {
 
 // The message for a device that cannot be opened. `modprobe` says what loading the module gave
 // (empty when it was not tried). Pure.
-PMC_API std::string msr_open_error(const std::filesystem::path& device, int err, const std::string& modprobe, bool root);
+std::string msr_open_error(const std::filesystem::path& device, int err, const std::string& modprobe, bool root);
 
 // Runs `modprobe msr`; returns what happened ("modprobe msr: exit status 1", "modprobe: not
 // found", "done").
-PMC_API std::string load_msr_module();
+std::string load_msr_module();
 
 // "/proc/sys/kernel/nmi_watchdog is 1: ..." when the kernel's NMI watchdog may hold a counter.
-PMC_API std::optional<std::string> nmi_watchdog_conflict(const AccessOptions& options);
+std::optional<std::string> nmi_watchdog_conflict(const AccessOptions& options);
 
 // A counter of the PMU already switched on (EN, bit 22, in an event select; the enable bits of
 // a fixed counter): someone else (perf, the NMI watchdog, another tool) is counting with it.
-PMC_API std::optional<std::string> counters_in_use(RegisterFile& regs, const PmuInfo& pmu, int cpu,
+std::optional<std::string> counters_in_use(RegisterFile& regs, const PmuInfo& pmu, int cpu,
                                                    const std::string& device);
 
 // Pins the calling thread to one CPU for its lifetime and restores the previous mask.
-class PMC_API CpuPin {
+class CpuPin {
  public:
   explicit CpuPin(int cpu);
   ~CpuPin();

@@ -8,7 +8,10 @@ namespace pmc {
 // be moved anywhere, and the build tree (laid out the same way) works before installing.
 Paths default_paths() {
   namespace fs = std::filesystem;
-  fs::path libdir = boost::dll::this_line_location().lexically_normal().parent_path();
+  std::error_code ec;
+  fs::path self = boost::dll::this_line_location();
+  fs::path absolute = fs::absolute(self, ec);  // a program started by a relative path
+  fs::path libdir = (ec ? self : absolute).lexically_normal().parent_path();
   fs::path prefix = libdir;
   const fs::path lib_subdir(PMC_LIB_SUBDIR);  // "lib" or "lib/x86_64-linux-gnu"
   for (auto it = lib_subdir.begin(); it != lib_subdir.end(); ++it) prefix = prefix.parent_path();
@@ -17,6 +20,22 @@ Paths default_paths() {
   p.data = prefix / PMC_DATA_SUBDIR;
   p.events = p.data / "events";
   return p;
+}
+
+}  // namespace pmc
+
+namespace pmc {
+
+std::filesystem::path resolve_data(std::string_view given, DataKind kind) {
+  namespace fs = std::filesystem;
+  const fs::path as_given{std::string(given)};
+  std::error_code ec;
+  if (given.empty() || given.find('/') != std::string_view::npos || fs::exists(as_given, ec)) return as_given;
+  const char* dir = kind == DataKind::cpuid_dump ? "cpuid" : "workloads";
+  const char* ext = kind == DataKind::cpuid_dump ? ".txt" : ".toml";
+  fs::path bundled = default_paths().data / dir / (std::string(given) + ext);
+  if (fs::exists(bundled, ec)) return bundled;
+  return as_given;  // the loader reports the missing file by the name the user gave
 }
 
 }  // namespace pmc

@@ -40,7 +40,10 @@ std::string PerfEventSpec::describe() const {
 PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
   auto field = [&](const char* name, unsigned bit) {
     if (auto f = format.field(name)) return *f;
-    return BitField{bit, 1};
+    BitField one;
+    one.ranges[0] = BitRange{bit, 1};
+    one.count = 1;
+    return one;
   };
   const BitField usr = field("usr", 16), os = field("os", 17), en = field("en", 22), intr = field("int", 20);
   PerfEventSpec p;
@@ -176,7 +179,7 @@ std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& sc
   const bool pmu_error = err == ENOENT || err == ENODEV || err == EOPNOTSUPP;
   if (event.hardware && pmu_error && !facts.pmu.exposed)
     return fmt::format("{}: this machine exposes no hardware PMU to Linux perf (CPUID.0AH version {}, {} missing{}); "
-                       "count on real hardware or use access = \"sim\" with --cpuid-dump",
+                       "count on real hardware or use access = \"sim\" with a CPUID dump (the config key 'cpu')",
                        head, facts.arch_perfmon_version, facts.pmu.directory,
                        facts.hypervisor ? "; a virtual machine whose hypervisor gives it no virtual PMU" : "");
   switch (err) {

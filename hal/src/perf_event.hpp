@@ -24,7 +24,7 @@
 namespace pmc::detail {
 
 // One event as perf_event_open is asked for it.
-struct PMC_API PerfEventSpec {
+struct PerfEventSpec {
   std::string event;            // the event string as given
   std::uint32_t type = PERF_TYPE_SOFTWARE;
   std::uint64_t config = 0;
@@ -43,12 +43,12 @@ struct PMC_API PerfEventSpec {
 // into exclude_user/exclude_kernel (the kernel sets those bits itself). Fields come from the
 // catalog's register format (usr, os, en, int); bits 16, 17, 22 and 20 when it has none. A
 // fixed-counter-only event uses the Linux pseudo-encoding of its fixed counter. Pure.
-PMC_API PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
+PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
 
 // A count scaled for multiplexing: value * enabled / running when the group ran for only part
 // of the time it was enabled (extrapolated), the value itself otherwise; a group that never ran
 // reports 0 with time_running 0. Pure.
-PMC_API Count scale_count(std::uint64_t value, std::uint64_t time_enabled, std::uint64_t time_running);
+Count scale_count(std::uint64_t value, std::uint64_t time_enabled, std::uint64_t time_running);
 
 // What the error messages quote about this machine.
 struct PerfFacts {
@@ -58,17 +58,17 @@ struct PerfFacts {
   unsigned arch_perfmon_version = 0;  // native CPUID.0AH
   bool hypervisor = false;            // CPUID.1:ECX[31]
 };
-PMC_API PerfFacts perf_facts(const AccessOptions& options);
+PerfFacts perf_facts(const AccessOptions& options);
 
 // The one-line message for a failed perf_event_open, naming the event, the target and what to
 // do. err is the errno. Pure.
-PMC_API std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& scope, int pid, int cpu,
+std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& scope, int pid, int cpu,
                                     const PerfFacts& facts);
 
 // "0-3,6,8-9" (the sysfs CPU list format). Throws parse.
-PMC_API std::vector<int> parse_cpu_list(std::string_view text);
+std::vector<int> parse_cpu_list(std::string_view text);
 // <sysfs_root>/devices/system/cpu/online.
-PMC_API std::vector<int> online_cpus(const std::filesystem::path& sysfs_root = "/sys");
+std::vector<int> online_cpus(const std::filesystem::path& sysfs_root = "/sys");
 
 // What one event's mmap page yields: count and times as of now.
 struct UserPageRead {
@@ -142,7 +142,7 @@ struct PerfSamples {
 };
 inline constexpr const char* kPerfLevelNames[5] = {"user", "kernel", "hypervisor", "guest kernel", "guest user"};
 
-class PMC_API PerfAccess final : public Access {
+class PerfAccess final : public Access {
  public:
   // Data pages of each sampling event's ring buffer (plus one header page): 256 KiB with 4 KiB
   // pages, 16,384 samples of 16 bytes. Halved while the kernel refuses the mapping

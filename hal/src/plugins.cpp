@@ -1,30 +1,187 @@
+// The plugin loader. Nothing in a plugin directory may crash, hang or stop the host: a FIFO, a
+// directory, a truncated or foreign file, a library with a bad descriptor or a factory that
+// fails is reported by file and reason, and the other plugins still load.
 #include "plugins.hpp"
 
-#include <pmc/backend.hpp>
+#include <pmc/error.hpp>
 
-#include <boost/dll/shared_library.hpp>
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <mutex>
 
 namespace pmc::detail {
 
 namespace {
+
 // dlopen is not safe to call concurrently on every platform; load one library at a time.
 std::mutex load_mutex;
+
+#if defined(__x86_64__)
+constexpr unsigned kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr unsigned kHostMachine = EM_AARCH64;
+#elif defined(__i386__)
+constexpr unsigned kHostMachine = EM_386;
+#else
+constexpr unsigned kHostMachine = EM_NONE;  // not checked
+#endif
+constexpr unsigned char kHostClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+bool read_at(int fd, void* buf, std::size_t n, std::uint64_t off) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+    off += static_cast<std::uint64_t>(r);
+  }
+  return true;
+}
+
+template <class Ehdr, class Phdr>
+std::optional<std::string> check_elf(int fd, std::uint64_t size) {
+  Ehdr h{};
+  if (!read_at(fd, &h, sizeof h, 0)) return "not an ELF file: shorter than an ELF header";
+  if (h.e_type != ET_DYN) return fmt::format("not a shared library (ELF type {})", h.e_type);
+  if (kHostMachine != EM_NONE && h.e_machine != kHostMachine)
+    return fmt::format("built for another machine (ELF machine {}, this host is {})", h.e_machine, kHostMachine);
+  if (h.e_phentsize != sizeof(Phdr) || h.e_phnum == 0)
+    return "malformed ELF file: no usable program headers";
+  const std::uint64_t ph_end = static_cast<std::uint64_t>(h.e_phoff) + std::uint64_t{h.e_phnum} * h.e_phentsize;
+  if (h.e_phoff == 0 || ph_end > size)
+    return fmt::format("truncated ELF file: its program headers end at byte {} of a {}-byte file", ph_end, size);
+  if (h.e_shoff != 0 && static_cast<std::uint64_t>(h.e_shoff) + std::uint64_t{h.e_shnum} * h.e_shentsize > size)
+    return fmt::format("truncated ELF file: its section headers lie beyond the end of the {}-byte file", size);
+  for (unsigned i = 0; i < h.e_phnum; ++i) {
+    Phdr p{};
+    if (!read_at(fd, &p, sizeof p, h.e_phoff + std::uint64_t{i} * h.e_phentsize))
+      return "truncated ELF file: cannot read its program headers";
+    if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
+    const std::uint64_t end = static_cast<std::uint64_t>(p.p_offset) + p.p_filesz;
+    if (end < p.p_offset || end > size)
+      return fmt::format("truncated ELF file: a loadable segment ends at byte {} of a {}-byte file", end, size);
+  }
+  return std::nullopt;
+}
+
+std::string mode_text(mode_t m) { return fmt::format("{:04o}", static_cast<unsigned>(m & 07777)); }
+
+}  // namespace
+
+std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
+  if (::geteuid() != 0) return std::nullopt;
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(file, ec);
+  if (ec) p = file;
+  // The file itself, then every directory above it (a writable directory lets others replace
+  // the file). As sudo and ssh do for the files they trust.
+  bool first = true;
+  for (std::filesystem::path at = p;; at = at.parent_path()) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) != 0) break;
+    const char* what = first ? "file" : "directory";
+    if (st.st_uid != 0)
+      return fmt::format("refused while running as root: {} {} is owned by user {}, not root", what, at.string(),
+                         st.st_uid);
+    const bool sticky_root_dir = !first && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0;
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root_dir)
+      return fmt::format("refused while running as root: {} {} is writable by {} (mode {})", what, at.string(),
+                         (st.st_mode & S_IWOTH) ? "everyone" : "its group", mode_text(st.st_mode));
+    first = false;
+    if (at == at.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0)
+    return fmt::format("cannot be read: {}", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISFIFO(st.st_mode)  ? "a named pipe"
+                       : S_ISDIR(st.st_mode) ? "a directory"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    return fmt::format("not loaded: it is {}, not a regular file", kind);
+  }
+  if (auto why = unsafe_for_root(file)) return why;
+  Fd f;
+  f.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (f.fd < 0) return fmt::format("cannot be opened: {}", std::strerror(errno));
+  struct stat fst {};
+  if (::fstat(f.fd, &fst) != 0 || !S_ISREG(fst.st_mode)) return "not loaded: it is not a regular file";
+  const auto size = static_cast<std::uint64_t>(fst.st_size);
+  std::array<unsigned char, EI_NIDENT> ident{};
+  if (!read_at(f.fd, ident.data(), ident.size(), 0) || std::memcmp(ident.data(), ELFMAG, SELFMAG) != 0)
+    return "not an ELF shared library";
+  if (ident[EI_CLASS] != kHostClass)
+    return fmt::format("built for a {}-bit machine; this host is {}-bit", ident[EI_CLASS] == ELFCLASS64 ? 64 : 32,
+                       sizeof(void*) * 8);
+  if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB) return "malformed ELF file: unknown byte order";
+  return kHostClass == ELFCLASS64 ? check_elf<Elf64_Ehdr, Elf64_Phdr>(f.fd, size)
+                                  : check_elf<Elf32_Ehdr, Elf32_Phdr>(f.fd, size);
+}
+
+namespace {
+
+// The descriptor a library exports under `symbol`: a pointer variable (PMC_EXPORT_*), checked
+// for null. Returns nullptr and sets `why` when it is unusable.
+const void* descriptor_pointer(boost::dll::shared_library& lib, const char* symbol, std::string& why) {
+  void* slot = ::dlsym(lib.native(), symbol);
+  if (!slot) return nullptr;
+  const void* p = *static_cast<const void* const*>(slot);
+  if (!p) why = fmt::format("its '{}' descriptor is a null pointer", symbol);
+  return p;
+}
+
+// The version checks every descriptor gets: the same major, not a newer minor, a size at least
+// the host's.
+std::optional<std::string> check_version(std::uint32_t abi, std::uint32_t size, std::size_t needed, const char* what) {
+  const unsigned major = abi >> 24, minor = (abi >> 16) & 0xFF;
+  if (major != kAbiMajor)
+    return fmt::format("{} built for plugin ABI {}.{} but this pmchal speaks ABI {}.{}; rebuild the plugin", what,
+                       major, minor, kAbiMajor, kAbiMinor);
+  if (minor > kAbiMinor)
+    return fmt::format("{} built for plugin ABI {}.{}, newer than this pmchal's {}.{} (it may use what this pmchal "
+                       "lacks); update pmchal or rebuild the plugin",
+                       what, major, minor, kAbiMajor, kAbiMinor);
+  if (size < needed)
+    return fmt::format("its {} descriptor is {} bytes, smaller than the {} this pmchal needs", what, size, needed);
+  return std::nullopt;
+}
+
 }  // namespace
 
 PluginLoad load_plugin(const std::filesystem::path& file) {
-  std::lock_guard<std::mutex> lock(load_mutex);
   PluginLoad out;
   out.status.file = file;
-  auto fail = [&](std::string message) {
+  auto fail = [&](const std::string& message) {
     out.status.error = fmt::format("{}: {}", file.string(), message);
-    out.loaded.reset();
+    out.backend.reset();
+    out.model.reset();
+    out.model_status.reset();
     return out;
   };
+  if (auto why = unsafe_plugin_file(file)) return fail(*why);
+
+  std::lock_guard<std::mutex> lock(load_mutex);
   auto library = std::make_shared<boost::dll::shared_library>();
   std::error_code ec;
   dlerror();  // clear any stale message
@@ -33,64 +190,131 @@ PluginLoad load_plugin(const std::filesystem::path& file) {
     const char* why = dlerror();
     return fail(fmt::format("cannot load the library: {}", why ? why : ec.message()));
   }
-  if (!library->has(PMC_BACKEND_SYMBOL))
-    return fail(fmt::format("not a pmchal backend: it exports no '{}' descriptor", PMC_BACKEND_SYMBOL));
-  const auto& descriptor = library->get_alias<const pmc_backend_descriptor>(PMC_BACKEND_SYMBOL);
-  unsigned major = descriptor.abi_version >> 24;
-  if (major != kBackendAbiMajor)
-    return fail(fmt::format("built for backend ABI {}.{} but this pmchal speaks ABI {}.{}; rebuild the plugin",
-                            major, (descriptor.abi_version >> 16) & 0xFF, kBackendAbiMajor,
-                            (kBackendAbiVersion >> 16) & 0xFF));
-  if (descriptor.struct_size < sizeof(pmc_backend_descriptor))
-    return fail(fmt::format("its descriptor is {} bytes, smaller than the {} this pmchal needs",
-                            descriptor.struct_size, sizeof(pmc_backend_descriptor)));
-  if (!descriptor.create || !descriptor.name) return fail("its descriptor has no name or no factory");
-  std::unique_ptr<Backend> backend;
-  try {
-    backend.reset(descriptor.create());
-  } catch (const std::exception& e) {
-    return fail(fmt::format("the factory of backend '{}' threw: {}", descriptor.name, e.what()));
-  } catch (...) {
-    return fail(fmt::format("the factory of backend '{}' threw a non-standard exception", descriptor.name));
+
+  std::string why;
+  const auto* bd = static_cast<const pmc_backend_descriptor*>(descriptor_pointer(*library, PMC_BACKEND_SYMBOL, why));
+  if (!why.empty()) return fail(why);
+  const auto* md = static_cast<const pmc_model_descriptor*>(descriptor_pointer(*library, PMC_MODEL_SYMBOL, why));
+  if (!why.empty()) return fail(why);
+  if (!bd && !md) {
+    const bool v1 = ::dlsym(library->native(), "pmc_backend_v1") != nullptr;
+    return fail(v1 ? fmt::format("a backend for plugin ABI 1 (it exports 'pmc_backend_v1'); this pmchal speaks ABI "
+                                 "{}.{}: rebuild the plugin against it",
+                                 kAbiMajor, kAbiMinor)
+                   : fmt::format("not a pmchal plugin: it exports neither '{}' nor '{}'", PMC_BACKEND_SYMBOL,
+                                 PMC_MODEL_SYMBOL));
   }
-  if (!backend) return fail(fmt::format("the factory of backend '{}' returned no backend", descriptor.name));
-  out.loaded = std::make_shared<LoadedBackend>();
-  out.loaded->library = std::move(library);
-  out.loaded->backend = std::move(backend);
-  out.loaded->file = file.string();
-  out.status.backend = std::string(out.loaded->backend->name());
+
+  if (md) {
+    if (auto bad = check_version(md->abi_version, md->struct_size, sizeof(pmc_model_descriptor), "model"))
+      return fail(*bad);
+    if (!md->name || !*md->name || !md->create) return fail("its model descriptor has no name or no factory");
+    out.model = std::make_shared<LoadedModel>();
+    out.model->library = library;
+    out.model->descriptor = md;
+    out.model->name = md->name;
+    out.model->file = file.string();
+    PluginStatus s;
+    s.file = file;
+    s.kind = PluginKind::model;
+    s.name = md->name;
+    s.description = md->description ? md->description : "";
+    out.model_status = s;
+  }
+  if (bd) {
+    if (auto bad = check_version(bd->abi_version, bd->struct_size, sizeof(pmc_backend_descriptor), "backend"))
+      return fail(*bad);
+    if (!bd->name || !*bd->name || !bd->create) return fail("its backend descriptor has no name or no factory");
+    std::array<char, 512> error{};
+    std::unique_ptr<Backend> backend;
+    try {
+      backend.reset(bd->create(error.data(), error.size()));
+    } catch (...) {  // a factory must not throw; one that does is broken, reported like a failure
+      return fail(fmt::format("the factory of backend '{}' threw, which a factory must not do", bd->name));
+    }
+    error.back() = '\0';
+    if (!backend)
+      return fail(fmt::format("the factory of backend '{}' failed{}", bd->name,
+                              error[0] ? fmt::format(": {}", error.data()) : std::string(" and gave no reason")));
+    const bool profiles = backend->profiling() != nullptr;
+    if (profiles != ((bd->capabilities & kBackendProfiles) != 0))
+      return fail(fmt::format("backend '{}' {} profiling in its descriptor but its driver {}", bd->name,
+                              profiles ? "does not declare" : "declares", profiles ? "has it" : "has none"));
+    out.backend = std::make_shared<LoadedBackend>();
+    out.backend->library = library;
+    out.backend->backend = std::move(backend);
+    out.backend->name = bd->name;
+    out.backend->file = file.string();
+    out.backend->capabilities = bd->capabilities;
+    out.status.kind = PluginKind::backend;
+    out.status.name = bd->name;
+  } else {
+    out.status = *out.model_status;
+    out.model_status.reset();
+  }
   return out;
 }
 
 std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs) {
   namespace fs = std::filesystem;
   std::vector<PluginLoad> out;
+  auto report = [&](const fs::path& file, std::string message) {
+    PluginLoad p;
+    p.status.file = file;
+    p.status.error = fmt::format("{}: {}", file.string(), message);
+    out.push_back(std::move(p));
+  };
   for (const auto& dir : dirs) {
+    if (dir.empty()) {
+      report(dir, "an empty plugin directory name (plugins are never loaded from the current directory implicitly)");
+      continue;
+    }
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-      PluginLoad missing;
-      missing.status.file = dir;
-      missing.status.error = fmt::format("{}: plugin directory does not exist", dir.string());
-      out.push_back(std::move(missing));
+    const fs::file_status st = fs::status(dir, ec);
+    if (ec || !fs::is_directory(st)) {
+      report(dir, ec && ec != std::errc::no_such_file_or_directory
+                      ? fmt::format("plugin directory cannot be read: {}", ec.message())
+                      : std::string("plugin directory does not exist"));
       continue;
     }
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".so" && !entry.is_directory()) files.push_back(entry.path());
+    fs::directory_iterator it(dir, ec), end;
+    if (ec) {
+      report(dir, fmt::format("plugin directory cannot be read: {}", ec.message()));
+      continue;
+    }
+    for (; it != end; it.increment(ec)) {
+      if (ec) {
+        report(dir, fmt::format("plugin directory cannot be read completely: {}", ec.message()));
+        break;
+      }
+      if (it->path().extension() == ".so") files.push_back(it->path());
+    }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
       PluginLoad p = load_plugin(f);
-      if (p.loaded) {
-        auto same = std::find_if(out.begin(), out.end(), [&](const PluginLoad& o) {
-          return o.loaded && o.status.backend == p.status.backend;
-        });
-        if (same != out.end()) {
-          p.status.error = fmt::format("{}: backend '{}' is already loaded from {}; this copy is ignored",
-                                       f.string(), p.status.backend, same->status.file.string());
-          p.status.backend.clear();
-          p.loaded.reset();
+      auto shadowed = [&](PluginKind kind, const std::string& name) -> const PluginLoad* {
+        for (const auto& o : out) {
+          if (kind == PluginKind::backend && o.backend && o.backend->name == name) return &o;
+          if (kind == PluginKind::model && o.model && o.model->name == name) return &o;
         }
-      }
+        return nullptr;
+      };
+      if (p.backend)
+        if (const PluginLoad* same = shadowed(PluginKind::backend, p.backend->name)) {
+          p.status.error = fmt::format("{}: backend '{}' is already loaded from {}; this copy is ignored", f.string(),
+                                       p.backend->name, same->backend->file);
+          p.status.name.clear();
+          p.backend.reset();
+        }
+      if (p.model)
+        if (const PluginLoad* same = shadowed(PluginKind::model, p.model->name)) {
+          PluginStatus& s = p.model_status ? *p.model_status : p.status;
+          s.error = fmt::format("{}: model '{}' is already loaded from {}; this copy is ignored", f.string(),
+                                p.model->name, same->model->file);
+          s.name.clear();
+          p.model.reset();
+        }
       out.push_back(std::move(p));
     }
   }

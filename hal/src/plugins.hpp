@@ -1,27 +1,65 @@
+// The plugin loader: backend and device-model libraries from the plugin directories. Internal
+// (the tests link the core statically to reach it).
 #pragma once
 
-#include "context.hpp"
-
 #include <pmc/hal.hpp>
+#include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/model.hpp>
+
+#include <boost/dll/shared_library.hpp>
 
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace pmc::detail {
 
-struct PluginLoad {
-  std::shared_ptr<LoadedBackend> loaded;  // null when it failed
-  PluginStatus status;
+struct LoadedBackend {
+  // Declared first so it is destroyed last: the backend's code lives in the library.
+  std::shared_ptr<boost::dll::shared_library> library;
+  std::unique_ptr<Backend> backend;
+  std::string name;
+  std::string file;
+  std::uint32_t capabilities = 0;
+  LoadedBackend() = default;
+  LoadedBackend(const LoadedBackend&) = delete;
+  LoadedBackend& operator=(const LoadedBackend&) = delete;
+  ~LoadedBackend() { backend.reset(); }
 };
 
-// Exported for the tests (not part of the public API).
-// Loads one backend library: dlopen with RTLD_NOW, the descriptor, its ABI version, then the
-// factory. Never throws; a failure is described in status.error, naming the file.
-PMC_API PluginLoad load_plugin(const std::filesystem::path& file);
+struct LoadedModel {
+  std::shared_ptr<boost::dll::shared_library> library;
+  const pmc_model_descriptor* descriptor = nullptr;
+  std::string name;
+  std::string file;
+};
 
-// Every *.so in the directories, in order; a backend name found again later is reported as
-// shadowed and not loaded.
-PMC_API std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs);
+struct PluginLoad {
+  std::shared_ptr<LoadedBackend> backend;  // a backend library that loaded
+  std::shared_ptr<LoadedModel> model;      // a model library that loaded (a library may be both)
+  PluginStatus status;                     // for a library that is both: the backend's
+  std::optional<PluginStatus> model_status;
+};
+
+// Why a file may not be loaded, or nullopt when it may: it must be a regular file (not a FIFO,
+// device, directory or dangling link), a complete ELF shared object for this machine (header,
+// program headers and loadable segments inside the file), and, when the process runs as root,
+// neither it nor a directory above it may be writable by group or others (a sticky
+// root-owned directory such as /tmp excepted) or owned by a user other than root.
+std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file);
+// The ownership and mode part of the check above, for any file pmchal reads as root (plugins,
+// configs, events files).
+std::optional<std::string> unsafe_for_root(const std::filesystem::path& file);
+
+// Loads one library: the checks above, dlopen with RTLD_NOW, then the backend descriptor and/or
+// the model descriptor (their ABI version and size), and the backend's factory. Never throws; a
+// failure is described in status.error, naming the file.
+PluginLoad load_plugin(const std::filesystem::path& file);
+
+// Every *.so in the directories, in order; a backend or model name found again later is reported
+// as shadowed and not loaded. A bad directory entry is reported, never thrown.
+std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs);
 
 }  // namespace pmc::detail

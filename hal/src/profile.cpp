@@ -4,7 +4,6 @@
 
 namespace pmc {
 
-ProfilingDriver::~ProfilingDriver() = default;  // the key function: typeinfo lives in libpmchal
 
 std::uint64_t LevelHistogram::total() const {
   std::uint64_t n = 0;

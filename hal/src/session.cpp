@@ -5,11 +5,11 @@
 
 #include <pmc/error.hpp>
 #include <pmc/session.hpp>
-#include <pmc/sim/device.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace pmc {
 
@@ -26,24 +26,15 @@ std::string Scope::describe() const {
 
 namespace detail {
 
-namespace {
-const HalEventInfo* hal_info(const Encoding& e) {
-  if (!is_hal_encoding(e)) return nullptr;
-  const std::string name = e.canonical.substr(5, e.canonical.find(':', 5) - 5);
-  for (const auto& h : hal_events())
-    if (name == h.name) return &h;
-  return nullptr;
-}
-}  // namespace
-
 SessionImpl::SessionImpl(std::shared_ptr<const Context> context, Scope s, AccessOptions o)
-    : ctx(std::move(context)), scope(s), options(std::move(o)) {
-  if (!ctx->loaded) return;  // HAL events only
-  if (ctx->access == "sim") {
-    auto dev = sim::make_device(ctx->pmu.device_model, ctx->cpu);
-    device = dev.get();
-    registers_ = std::make_unique<RegisterAccess>("sim", ctx, std::move(dev), device);
-  }
+    : ctx(std::move(context)), scope(s), options(std::move(o)) {}
+
+Device* SessionImpl::device() const { return registers_ ? registers_->device() : nullptr; }
+
+// Access "sim": the first PMU event (or a workload run) builds the backend's device model.
+void SessionImpl::open_sim() {
+  if (registers_) return;
+  registers_ = std::make_unique<RegisterAccess>(ctx, ctx->make_device());
 }
 
 SessionImpl::~SessionImpl() {
@@ -107,16 +98,14 @@ void SessionImpl::add_hal_event(HalEvent h) {
   }
   if (h.period) ++sampling_events_;
   encodings.push_back(std::move(h.encoding));
-  entries_.push_back({access, index, nullptr});
+  entries_.push_back({access, index, nullptr, h.info->unit});
 }
 
 void SessionImpl::add_backend_event(const EventSpec& spec) {
   if (!ctx->loaded)
     throw Error(errc::not_supported,
-                fmt::format("event '{}' needs a PMU backend and none matches this CPU ({}): count it on hardware "
-                            "whose PMU a backend drives, or on a simulated PMU (pmc stat --cpuid-dump pentium-iii "
-                            "--workload p6-demo -e {}); events available here: {}",
-                            spec.text, describe(ctx->cpu), spec.text, [] {
+                fmt::format("event '{}' needs a PMU backend, and none was chosen: {}; events available here: {}", spec.text,
+                            ctx->why, [] {
                               std::string names;
                               for (const auto& e : hal_events()) names += (names.empty() ? "" : ", ") + std::string(e.name);
                               return names;
@@ -124,16 +113,17 @@ void SessionImpl::add_backend_event(const EventSpec& spec) {
   if (ctx->access == "perf") return add_perf_event(spec);
   if (ctx->access == "sim" && scope.kind != Scope::Kind::thread)
     throw Error(errc::not_supported,
-                fmt::format("event '{}': access 'sim' counts the simulated {} device that run_workload drives, not {}; "
-                            "counting real activity needs access = \"perf\"",
-                            spec.text, ctx->pmu.name, scope.describe()));
-  Encoding enc = ctx->backend().encode(spec, ctx->catalog, ctx->pmu);
+                fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
+                            "Session::run drives, not real activity, which needs access = \"perf\" ({})",
+                            spec.text, scope.describe(), ctx->pmu.name, ctx->access_reason));
+  Encoding enc = ctx->backend().encode(spec, ctx->pmu_context());
   // Reschedule every backend event with the new one; on any failure nothing has changed.
   std::vector<Encoding> backend;
   for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
   backend.push_back(enc);
   std::vector<std::size_t> slots = schedule(ctx->pmu, backend);  // throws: nothing changed
   if (!registers_ && ctx->access == "msr") open_msr(spec);
+  if (!registers_ && ctx->access == "sim") open_sim();
   if (!registers_)
     throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", spec.text, ctx->access));
   std::vector<const CounterInfo*> counters;
@@ -173,7 +163,7 @@ void SessionImpl::open_msr(const EventSpec& spec) {
   if (auto busy = counters_in_use(*regs, ctx->pmu, cpu, regs->device().string()))
     throw Error(errc::not_supported, fmt::format("event '{}': access 'msr' refused: {}", spec.text, *busy));
   pin_ = std::move(pin);
-  registers_ = std::make_unique<RegisterAccess>("msr", ctx, std::move(regs), nullptr);
+  registers_ = std::make_unique<RegisterAccess>(ctx, std::move(regs));
 }
 
 // Access "perf": the kernel programs the counters from the raw encoding. Scheduling still runs,
@@ -185,7 +175,7 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
                 fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
                             spec.text, ctx->cpu.source));
-  Encoding enc = ctx->backend().encode(spec, ctx->catalog, ctx->pmu);
+  Encoding enc = ctx->backend().encode(spec, ctx->pmu_context());
   std::vector<Encoding> backend;
   for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
   backend.push_back(enc);
@@ -226,19 +216,19 @@ void SessionImpl::profile(const ProfileRequest& request) {
     perf_profile_ = true;
     return;
   }
-  const Backend& backend = ctx->backend();
-  const auto* driver = dynamic_cast<const ProfilingDriver*>(&backend);
+  const ProfilingDriver* driver = ctx->backend().profiling();
   if (!driver)
     throw Error(errc::not_supported,
                 fmt::format("backend '{}' collects no profiles: its driver does not sample at counter interrupts (it "
-                            "implements no pmc::ProfilingDriver); the alpha21064_sim backend does",
-                            backend.name()));
+                            "has no pmc::ProfilingDriver); the alpha21064_sim backend does",
+                            ctx->pmu.name));
   if (ctx->access != "sim")
     throw Error(errc::not_supported,
                 fmt::format("profiling needs the counters' overflow interrupts, which access '{}' cannot receive in "
                             "user space; backend '{}' profiles with access = \"sim\" on a simulated workload",
-                            ctx->access, backend.name()));
-  driver->check_profile(ctx->pmu, request);  // throws: nothing changed
+                            ctx->access, ctx->pmu.name));
+  driver->check_profile(ctx->pmu_context(), request);  // throws: nothing changed
+  open_sim();  // the driver samples on the device model
   registers_->set_profile(driver, request);
   profile_request = request;
   perf_profile_ = false;
@@ -332,8 +322,8 @@ void SessionImpl::start() {
                             "sampling period in ns (cpu-clock:period=100000){}",
                             ctx->loaded ? std::string()
                                         : fmt::format(" (a PMU's counter interrupts need a backend, and no backend "
-                                                      "matches this CPU ({}); a simulated PMU profiles with pmc "
-                                                      "profile --backend alpha21064_sim --workload alpha-profile)",
+                                                      "matches this CPU ({}); a simulated PMU profiles with backend "
+                                                      "= \"alpha21064_sim\" on a workload)",
                                                       describe(ctx->cpu))));
   if (!profile_request.empty() && !perf_profile_ && backend_events_.empty())
     throw Error(errc::invalid_argument,
@@ -403,13 +393,16 @@ std::vector<Reading> SessionImpl::read() {
       Reading r;
       r.event = encodings[i].event;
       r.canonical = encodings[i].canonical;
+      r.name = encodings[i].name;
+      r.generic = encodings[i].generic;
+      r.hal = e.counter == nullptr;
+      r.unit = e.unit;
       r.value = c.value;
       r.time_enabled = c.time_enabled;
       r.time_running = c.time_running;
       r.extrapolated = c.extrapolated;
       r.cpu = c.cpu;
       r.granularity = encodings[i].granularity;
-      if (const HalEventInfo* info = hal_info(encodings[i])) r.unit = info->unit;
       if (e.counter) {
         r.counter_kind = e.counter->kind;
         r.counter = e.counter->index;
@@ -417,6 +410,81 @@ std::vector<Reading> SessionImpl::read() {
       out.push_back(std::move(r));
     }
   }
+  return out;
+}
+
+namespace {
+
+// An upper bound of the events any counter can add per cycle of `s`: every event counts one
+// signal, or a sum of distinct signals (MESI states, self + other, a name and its alias), or at
+// most 1 per cycle (CMASK, edge detect, unhalted cycles). Saturates at 2^64 - 1.
+std::uint64_t max_events_per_cycle(const Segment& s) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t sum = 0;
+  for (const auto& c : s.signals) sum = c.per_cycle > kMax - sum ? kMax : sum + c.per_cycle;
+  return std::max<std::uint64_t>(sum, 1);
+}
+
+}  // namespace
+
+// Runs a workload, splitting segments so that no counter of the PMU's narrowest width can pass
+// half its range between two polls (which fold the hardware counts into 64-bit totals).
+WorkloadRun SessionImpl::run(const Workload& workload) {
+  if (!ctx->loaded)
+    throw Error(errc::not_supported,
+                fmt::format("a simulated workload runs on a backend's device model, and no backend was chosen: {}", ctx->why));
+  if (ctx->access != "sim")
+    throw Error(errc::not_supported,
+                fmt::format("a simulated workload needs access \"sim\"; this session counts through access '{}'",
+                            ctx->access));
+  open_sim();
+  Device& device = *this->device();
+  unsigned width = 64;
+  for (const auto& c : ctx->pmu.counters) width = std::min(width, c.width);
+  if (width < 2)
+    throw Error(errc::invalid_argument, fmt::format("counter width {} is not in 2..64", width));
+  // A chunk may add at most half the counter range minus one, so a reader that folds the
+  // difference of two readings modulo 2^width can never miss a wrap.
+  const std::uint64_t budget = (std::uint64_t{1} << (width - 1)) - 1;
+  // Every segment's rate is checked before anything runs, so a refused workload counts nothing.
+  for (std::size_t index = 0; index < workload.size(); ++index) {
+    const Segment segment = workload.segment(index);
+    const std::uint64_t rate = max_events_per_cycle(segment);
+    if (segment.cycles != 0 && budget / rate == 0)
+      throw Error(errc::invalid_argument,
+                  fmt::format("{}: segment {}: up to {} events per cycle overflow half of a {}-bit counter in a single "
+                              "cycle",
+                              workload.source.empty() ? workload.name : workload.source, index + 1, rate, width));
+  }
+  const bool was_running = running;
+  if (!was_running) start();
+  WorkloadRun out;
+  try {
+    for (std::size_t index = 0; index < workload.size(); ++index) {
+      Segment segment = workload.segment(index);
+      if (segment.cycles == 0) continue;
+      out.cycles += segment.cycles;
+      if (!device.executes(segment)) out.cycles_not_counted += segment.cycles;
+      const std::uint64_t chunk = budget / max_events_per_cycle(segment);
+      const std::uint64_t total = segment.cycles;
+      for (std::uint64_t left = total; left > 0;) {
+        segment.cycles = std::min(left, chunk);
+        left -= segment.cycles;
+        device.run(segment);
+        poll();
+      }
+    }
+  } catch (...) {
+    if (!was_running) {
+      try {
+        stop();
+      } catch (...) {  // the first error is the one to report
+      }
+    }
+    throw;
+  }
+  if (!was_running) stop();
+  out.interrupts = device.interrupts();
   return out;
 }
 
@@ -435,7 +503,7 @@ void Session::reset() { impl_->reset(); }
 std::vector<Reading> Session::read() { return impl_->read(); }
 void Session::poll() { impl_->poll(); }
 bool Session::running() const { return impl_->running; }
-sim::Device* Session::device() { return impl_->device; }
+WorkloadRun Session::run(const Workload& workload) { return impl_->run(workload); }
 void Session::profile(const ProfileRequest& request) { impl_->profile(request); }
 const ProfileRequest& Session::profile_request() const { return impl_->profile_request; }
 std::vector<LevelHistogram> Session::level_histograms() { return impl_->level_histograms(); }

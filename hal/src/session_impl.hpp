@@ -9,15 +9,14 @@
 #include "tsc.hpp"
 
 #include <pmc/session.hpp>
-#include <pmc/sim/device.hpp>
 
 #include <memory>
 #include <vector>
 
 namespace pmc::detail {
 
-// Exported for the tests (they build sessions over a fake /dev/cpu tree); not public API.
-class PMC_API SessionImpl {
+// Internal (the tests build sessions over a fake /dev/cpu tree through the static core).
+class SessionImpl {
  public:
   // ctx->loaded may be null: a session without a backend counts HAL events only.
   explicit SessionImpl(std::shared_ptr<const Context> context, Scope scope = {}, AccessOptions options = {});
@@ -36,6 +35,9 @@ class PMC_API SessionImpl {
   std::vector<PcProfile> pc_profiles();
   std::vector<PcCount> sampled_pcs(AddressSpace space);
   std::uint64_t lost_samples();
+  WorkloadRun run(const Workload& workload);
+  // The simulated device (access "sim", once a PMU event was added), or nullptr.
+  [[nodiscard]] Device* device() const;
   [[nodiscard]] const PerfAccess* perf_access() const { return perf_.get(); }
 
   std::shared_ptr<const Context> ctx;
@@ -44,7 +46,6 @@ class PMC_API SessionImpl {
   std::vector<Encoding> encodings;  // every event, in the order added
   bool running = false;
   ProfileRequest profile_request;   // empty: not profiling
-  sim::Device* device = nullptr;    // access "sim": the device model the register access drives
 
  private:
   // Where one event is counted.
@@ -52,11 +53,13 @@ class PMC_API SessionImpl {
     Access* access = nullptr;
     std::size_t index = 0;          // its index among that access's events
     const CounterInfo* counter = nullptr;  // backend events on a register access or perf
+    const char* unit = "";                 // HAL events: what they count in ("ns", "ticks")
   };
   void add_backend_event(const EventSpec& spec);
   void add_hal_event(HalEvent event);
   void add_perf_event(const EventSpec& spec);
   void open_msr(const EventSpec& spec);
+  void open_sim();
   PerfAccess& perf();
   [[nodiscard]] std::vector<PerfSamples> merged_samples();  // per CPU (each_cpu) or summed
   [[nodiscard]] std::vector<Access*> accesses() const;  // in start order
@@ -71,6 +74,12 @@ class PMC_API SessionImpl {
   std::size_t sampling_events_ = 0;  // HAL clock events with period=
   bool perf_profile_ = false;        // the profile request is served by perf sampling
   bool perf_profiled_ = false;       // ... and the session has started since
+};
+
+// The tests' way from a Session to its implementation and device model (not public API).
+struct SessionAccess {
+  static SessionImpl& impl(Session& s) { return *s.impl_; }
+  static Device* device(Session& s) { return s.impl_->device(); }
 };
 
 }  // namespace pmc::detail

@@ -25,4 +25,19 @@ inline std::string join(const std::vector<std::string>& items, std::string_view 
   return out;
 }
 
+// Linux perf's other spellings of its generic hardware events (perf list: "cpu-cycles OR
+// cycles", "branch-instructions OR branches", "idle-cycles-frontend OR stalled-cycles-frontend",
+// ...). Events files name the first column's right-hand side; either spelling finds it.
+inline std::string_view perf_generic_name(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kSynonyms[] = {
+      {"cpu-cycles", "cycles"},
+      {"branch-instructions", "branches"},
+      {"idle-cycles-frontend", "stalled-cycles-frontend"},
+      {"idle-cycles-backend", "stalled-cycles-backend"},
+  };
+  for (const auto& [other, canonical] : kSynonyms)
+    if (iequal(name, other)) return canonical;
+  return name;
+}
+
 }  // namespace pmc::detail

@@ -18,13 +18,13 @@ namespace pmc::detail {
 
 // Whether this thread may execute rdtsc: an x86 CPU with CPUID.1:EDX[4] and the TSC not
 // restricted to the kernel (prctl PR_GET_TSC). When not, why_not says why.
-PMC_API bool tsc_available(std::string* why_not = nullptr);
+bool tsc_available(std::string* why_not = nullptr);
 // RDTSC. Only after tsc_available().
-PMC_API std::uint64_t read_tsc();
+std::uint64_t read_tsc();
 
 // The rate CPUID leaf 15H (TSC/crystal ratio, crystal clock) or 16H (base MHz) states, or
 // nullopt when neither enumerates it. Pure: reads the table only.
-PMC_API std::optional<TscFrequency> tsc_frequency_from_cpuid(const CpuidTable& cpuid);
+std::optional<TscFrequency> tsc_frequency_from_cpuid(const CpuidTable& cpuid);
 
 // One reading of CLOCK_MONOTONIC_RAW bracketed by two TSC reads.
 struct TscSample {
@@ -36,7 +36,7 @@ struct TscSample {
 // nanoseconds between the clock readings. The uncertainty adds the half-widths of both brackets
 // (where in its bracket the clock was read is unknown) and 1 ns of clock resolution at each end.
 // Pure.
-PMC_API TscFrequency tsc_frequency_from_samples(const TscSample& first, const TscSample& last);
+TscFrequency tsc_frequency_from_samples(const TscSample& first, const TscSample& last);
 
 // The `tsc` event: every tsc entry of a session reads the same ticks.
 class TscAccess final : public Access {

@@ -5,8 +5,9 @@
 #include <pmc/pfm.h>
 
 #include <pmc/error.hpp>
-#include <pmc/sim/alpha21064.hpp>
-#include <pmc/sim/workload.hpp>
+#include <pmc/workload.hpp>
+
+#include "alpha21064.hpp"  // the emulated chip and its pfm(7) driver (pmcmodel_alpha21064)
 
 #include <algorithm>
 #include <cerrno>
@@ -247,7 +248,7 @@ int pfm_sim_run(const char* workload_toml_path) {
     if (!std::filesystem::exists(workload_toml_path, ec)) {
       return fail(s, ENOENT, std::string("pfm_sim_run: ") + workload_toml_path + ": no such file");
     }
-    s.driver->run(pmc::sim::load_workload(workload_toml_path));
+    s.driver->run(pmc::load_workload(workload_toml_path));
     s.error.clear();
     return 0;
   }));
@@ -256,7 +257,7 @@ int pfm_sim_run(const char* workload_toml_path) {
 int pfm_sim_run_toml(const char* workload_toml_text) {
   return static_cast<int>(guarded([&](State& s) {
     if (!workload_toml_text) return fail(s, EFAULT, "pfm_sim_run_toml: NULL text");
-    s.driver->run(pmc::sim::parse_workload(workload_toml_text, "pfm_sim_run_toml"));
+    s.driver->run(pmc::parse_workload(workload_toml_text, "pfm_sim_run_toml"));
     s.error.clear();
     return 0;
   }));

@@ -1,9 +1,12 @@
-// Events: the parsed event string (EventSpec), the event catalog loaded from TOML (EventDef,
-// UnitMask, EventCatalog) and register field layouts declared as data (RegisterFormat).
+// Events: the parsed event string (EventSpec), register field layouts declared as data
+// (BitField, RegisterFormat), the event catalog an events TOML file declares (EventDef,
+// UnitMask, EventCatalog, with the PMU's shape and probe table: PmuDescription) and what
+// encoding an event string gives (Encoding). docs/event-format.md is the schema.
 #pragma once
 
 #include <pmc/export.hpp>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -18,11 +21,13 @@ namespace pmc {
 // Event strings, in the libpfm4 syntax PAPI users write:
 //   [PMU::]EVENT[:UMASK...][:u[=0|1]][:k[=0|1]][:e=0|1][:i=0|1][:c=N][:name=value...]
 // or a generic name from Linux perf (instructions, cycles, branch-misses, ...).
-// Modifiers are kept by name; which ones an event accepts is checked when it is encoded.
+// Modifiers are kept by name; which ones an event accepts is checked when it is encoded. A bare
+// word other than u, k, e, i and t is kept as a unit mask; the encoder reads it as a flag
+// modifier when the backend declares one of that name and the event has no such unit mask.
 struct EventModifier {
-  std::string name;            // "u", "k", "e", "i", "c", "period", ...
+  std::string name;                    // "u", "k", "e", "i", "c", "period", ...
   std::optional<std::uint64_t> value;  // nullopt for a bare flag such as ":u"
-  std::size_t column = 0;      // 1-based column in the original string, for messages
+  std::size_t column = 0;              // 1-based column in the original string, for messages
 };
 
 struct PMC_API EventSpec {
@@ -43,18 +48,32 @@ PMC_API EventSpec parse_event(std::string_view text);
 PMC_API std::string event_error(const EventSpec& spec, std::size_t column, std::string_view what);
 
 // ---------------------------------------------------------------------------------------------
-// Register layouts as data: "event = 0-7" means bits 7:0 of the register hold the event code.
-struct BitField {
+// Register layouts as data: "event = 0-7" means bits 7:0 of the register hold the event code;
+// "event = 0-7,32-35" is one 12-bit field in two ranges, the value's low bits in the first.
+struct BitRange {
   unsigned low = 0;
-  unsigned width = 0;  // 0 = absent
-  [[nodiscard]] std::uint64_t mask() const {
-    return width >= 64 ? ~0ull : (((1ull << width) - 1) << low);
-  }
-  [[nodiscard]] std::uint64_t max_value() const { return width >= 64 ? ~0ull : (1ull << width) - 1; }
-  [[nodiscard]] bool present() const { return width != 0; }
+  unsigned width = 0;
 };
 
-// Parses "7", "0-7" or "24-31" (low-high, inclusive). Throws invalid_argument.
+struct PMC_API BitField {
+  static constexpr unsigned kMaxRanges = 4;
+  std::array<BitRange, kMaxRanges> ranges{};
+  unsigned count = 0;  // ranges in use; 0 = absent
+
+  [[nodiscard]] bool present() const { return count != 0; }
+  [[nodiscard]] unsigned width() const;           // bits in all ranges
+  [[nodiscard]] unsigned low() const { return count ? ranges[0].low : 0; }  // the first range's
+  [[nodiscard]] std::uint64_t mask() const;       // the register bits the field occupies
+  [[nodiscard]] std::uint64_t max_value() const;  // 2^width() - 1
+  // The register bits holding value (which must fit: value <= max_value()).
+  [[nodiscard]] std::uint64_t place(std::uint64_t value) const;
+  // The field's value in reg.
+  [[nodiscard]] std::uint64_t extract(std::uint64_t reg) const;
+  [[nodiscard]] std::string str() const;          // "0-7,32-35", "22"
+};
+
+// Parses "7", "0-7", "24-31" or several of them separated by commas, low bits first
+// ("0-7,32-35"). Ranges may not overlap; at most 64 bits in all. Throws invalid_argument.
 PMC_API BitField parse_bit_range(std::string_view text);
 
 class PMC_API RegisterFormat {
@@ -102,9 +121,11 @@ struct EventDef {
   std::vector<unsigned> counters;      // allowed general counters; empty = all
   std::optional<unsigned> fixed;       // the fixed counter that can count it, if any
   std::vector<std::string> modifiers;  // accepted modifiers ("u", "k", "e", "i", "c", ...)
+  std::map<std::string, std::uint64_t, std::less<>> defaults;  // modifier values unless given
   std::vector<std::string> cpus;       // cpu tags it applies to; empty = every CPU of the file
   std::optional<UnitMaskGroup> unit_masks;
   std::optional<std::uint64_t> fixed_umask;  // a unit mask value that is always applied
+  bool merge = false;                  // needs an even counter and its odd neighbour (merge event)
   std::string reference;               // where the fact comes from (manual, table)
   SourceRef source;                    // where it was defined
   std::vector<std::string> aliases;    // other names find() accepts (the SDM's spelling, ...)
@@ -117,6 +138,93 @@ struct CpuTag {
   std::string description;
 };
 
+// A modifier an events file declares ([modifier.NAME]) or one of the built-in ones (u, k, e,
+// i, c, t with libpfm4's meanings; `period` is the backend's own, read by its encode()).
+struct ModifierDef {
+  enum class Kind {
+    flag,    // 0 or 1; a bare ":h" is 1
+    value,   // ":c=N", a number up to max
+    user,    // the privilege pair: naming one level alone selects just that level, an explicit
+    kernel,  //   0 turns a level off, both default to 1 (docs/event-format.md)
+  };
+  std::string name;
+  std::string field;            // the [format] field it sets; empty for backend-read modifiers
+  Kind kind = Kind::flag;
+  bool inverted = false;        // the field holds 1 - value (flags)
+  std::optional<std::uint64_t> max;  // kind value: the largest value (default: the field's)
+  std::string description;
+  std::string refusal;          // non-empty: this PMU has no such modifier; the reason why
+  SourceRef source;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The PMU's shape as data ([pmu], [[pmu.counters]], [[pmu.registers]], [[probe]]).
+enum class CounterKind { general, fixed };
+
+struct CounterGroup {
+  CounterKind kind = CounterKind::general;
+  unsigned first = 0;                 // index of the group's first counter
+  unsigned count = 0;
+  unsigned width = 0;
+  std::uint32_t control = 0;          // control register of the first counter
+  std::uint32_t control_stride = 0;   // address step between counters (0: one shared register)
+  std::uint32_t counter = 0;          // counter register of the first counter
+  std::uint32_t counter_stride = 1;
+  unsigned control_shift = 0;         // counter-relative fields: counter i's part of the control
+  unsigned control_shift_stride = 0;  //   register starts at control_shift + i * stride
+  unsigned control_bits = 0;          //   and is control_bits wide (0: the whole register)
+  std::optional<unsigned> rdpmc;      // RDPMC index of the first counter
+  std::vector<std::string> cpus;      // CPUs that have the group; empty = every CPU
+};
+
+struct RegisterDecl {
+  std::uint32_t address = 0;
+  std::string name;
+  std::vector<std::string> cpus;      // empty = every CPU
+};
+
+// A range of values: family, model or stepping of a probe rule (inclusive).
+struct ValueRange {
+  unsigned low = 0;
+  unsigned high = 0;
+};
+
+// One CPUID field a probe rule tests: leaf, subleaf, register (0 EAX .. 3 EDX) and bits.
+struct CpuidField {
+  std::uint32_t leaf = 0;
+  std::uint32_t subleaf = 0;
+  unsigned reg = 0;
+  unsigned low = 0;
+  unsigned width = 1;
+  std::string text;                   // as written ("1.edx.23")
+};
+
+struct ProbeRule {
+  std::vector<std::string> vendors;   // empty = any vendor
+  std::vector<ValueRange> families;   // empty = any
+  std::vector<ValueRange> models;
+  std::vector<ValueRange> steppings;
+  std::vector<CpuidField> cpuid_set;   // each must be non-zero
+  std::vector<CpuidField> cpuid_clear; // each must be zero
+  std::string tag;                    // the cpu tag of a match
+  std::string name;                   // the reason text of a match
+  std::string refusal;                // non-empty: a match of the rule refuses the CPU
+  SourceRef source;
+};
+
+struct PmuDescription {
+  std::string description;
+  std::string model;                  // the device model (model plugin) that simulates it
+  int score = 1;                      // probe score of a match
+  std::uint64_t reserved = 0;         // bits no encoding may contain
+  std::vector<std::string> driver_fields;  // fields the encoder never sets (the driver does)
+  std::optional<std::uint64_t> merge_event;
+  std::string unmatched;              // the reason when no probe rule matches (optional)
+  std::vector<CounterGroup> counters;
+  std::vector<RegisterDecl> registers;
+  std::vector<ProbeRule> probe;
+};
+
 namespace detail { struct CatalogLoader; }
 
 class PMC_API EventCatalog {
@@ -124,16 +232,15 @@ class PMC_API EventCatalog {
   // Loads an events file (or every *.toml in a directory, in name order). Throws pmc::Error
   // with file:line:column for malformed TOML, unknown keys, wrong types, out-of-range values.
   // Events of a file for another backend are ignored. One file may define a name more than
-  // once only with disjoint, non-empty `cpus` lists (one definition per CPU). A later file's
-  // definition replaces the earlier definitions of its name for the CPUs it applies to (all
-  // when it has no `cpus`); an earlier one keeps the CPUs the later does not name. Each
-  // definition remembers which file it came from.
+  // once only with disjoint, non-empty `cpus` lists (one definition per CPU). A later file's definition replaces the earlier definitions of its name for
+  // the CPUs it applies to (all when it has no `cpus`); an earlier one keeps the CPUs the later
+  // does not name. Each definition remembers which file it came from.
   void load(const std::filesystem::path& path, std::string_view backend);
   void load_string(std::string_view toml, const std::string& name, std::string_view backend);
 
   // Case-insensitive lookup among the events that apply to the CPU tag (all when empty): names
-  // first, then aliases. A name has at most one definition per tag; with an empty tag the
-  // first definition in catalog order is found.
+  // first, then aliases. With a tag, the first definition that applies; with an empty tag the
+  // first definition in catalog order.
   [[nodiscard]] const EventDef* find(std::string_view name, std::string_view tag = {}) const;
   // The event a generic name stands for, and the unit masks it implies (empty = defaults).
   [[nodiscard]] const EventDef* find_generic(std::string_view generic, std::string_view tag,
@@ -142,13 +249,21 @@ class PMC_API EventCatalog {
   [[nodiscard]] const RegisterFormat& format() const { return format_; }
   [[nodiscard]] const std::vector<CpuTag>& cpu_tags() const { return cpus_; }
   [[nodiscard]] const std::vector<std::string>& default_modifiers() const { return default_modifiers_; }
+  // The modifier of that name: declared by a file, else built in; nullptr when neither.
+  [[nodiscard]] const ModifierDef* modifier(std::string_view name) const;
+  [[nodiscard]] const std::vector<ModifierDef>& modifiers() const { return modifiers_; }
+  [[nodiscard]] const PmuDescription& pmu() const { return pmu_; }
+  [[nodiscard]] const std::string& description() const { return description_; }
+  [[nodiscard]] const std::string& backend() const { return backend_; }  // the backend it was loaded for
   [[nodiscard]] const std::vector<std::string>& files() const { return files_; }
   // Events that apply to a CPU with the given tag (every definition when tag is empty, so a
   // name defined per CPU appears once per definition).
   [[nodiscard]] std::vector<const EventDef*> for_cpu(std::string_view tag) const;
   // Checks the tables themselves (duplicate codes, overlapping combinable bits, defaults that
-  // name no mask, counters out of range). Returns one message per defect.
-  [[nodiscard]] std::vector<std::string> validate(unsigned general_counters) const;
+  // name no mask, counters out of range, codes with reserved bits). Returns one message per
+  // defect. With a CPU tag, counters are checked only for the events of that CPU (a catalog of
+  // several CPUs may name counters only some have).
+  [[nodiscard]] std::vector<std::string> validate(unsigned general_counters, std::string_view tag = {}) const;
 
  private:
   friend struct detail::CatalogLoader;
@@ -157,6 +272,30 @@ class PMC_API EventCatalog {
   std::vector<CpuTag> cpus_;
   std::vector<std::string> files_;
   std::vector<std::string> default_modifiers_;
+  std::vector<ModifierDef> modifiers_;   // declared by files; built-ins are looked up after
+  PmuDescription pmu_;
+  std::string description_;
+  std::string backend_;
+};
+
+// The built-in modifiers (u, k, e, i, c, t): what a file that declares none gets.
+PMC_API const std::vector<ModifierDef>& builtin_modifiers();
+
+// ---------------------------------------------------------------------------------------------
+// The result of encoding one event string. Pure: the same input gives the same bits.
+struct Encoding {
+  std::string event;                  // the string as given
+  std::string canonical;              // "p6::L2_LD:M:E:S:I:u=1:k=1:e=0:i=0:c=0"
+  std::string name;                   // the catalog event's name ("INST_RETIRED"); "" for raw events
+  std::string generic;                // the perf generic name it implements ("instructions"), or ""
+  std::uint64_t config = 0;           // event-select value as the driver programs it
+  std::vector<unsigned> counters;     // general counters allowed (never empty unless fixed-only)
+  std::optional<unsigned> fixed;      // fixed counter that can count it, if any
+  std::uint64_t fixed_control = 0;    // control bits for the fixed counter, if any
+  bool interrupt = false;             // overflow interrupt requested
+  bool merge = false;                 // needs an even counter and its odd neighbour
+  std::uint64_t granularity = 1;      // counts are multiples of this (interrupt-counting PMUs)
+  const EventDef* def = nullptr;      // catalog entry (valid while the catalog lives)
 };
 
 }  // namespace pmc

@@ -1,10 +1,10 @@
 // The entry point: configuration, plugin discovery, CPU probing, backend and access selection.
 #pragma once
 
-#include <pmc/backend.hpp>
 #include <pmc/cpu.hpp>
 #include <pmc/event.hpp>
 #include <pmc/export.hpp>
+#include <pmc/pmu.hpp>
 #include <pmc/session.hpp>
 
 #include <filesystem>
@@ -47,6 +47,12 @@ struct Paths {
 };
 PMC_API Paths default_paths();
 
+// Bundled data by bare name: "pentium-iii" names share/pmchal/cpuid/pentium-iii.txt, "p6-demo"
+// share/pmchal/workloads/p6-demo.toml. A name that is an existing file, or has a '/', is
+// returned as given (so a loader reports a missing file by the name the user gave).
+enum class DataKind { cpuid_dump, workload };
+PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
+
 // The rate of this machine's time-stamp counter (the `tsc` event). From CPUID 15H (crystal
 // clock * TSC/crystal ratio), else CPUID 16H (base frequency, MHz), else measured against
 // CLOCK_MONOTONIC_RAW. Computed once per process (a measurement takes about 30 ms).
@@ -67,10 +73,24 @@ struct HalEventDescription {
 };
 PMC_API std::vector<HalEventDescription> hal_events();
 
+// One plugin file Hal::open found: a backend (a PMU's driver), a device model (a simulated
+// PMU), or a file that failed to load (error says why).
+enum class PluginKind { backend, model, unknown };
 struct PluginStatus {
   std::filesystem::path file;
-  std::string backend;   // name, when loaded
+  PluginKind kind = PluginKind::unknown;
+  std::string name;      // the backend's or model's name, when loaded
+  std::string description;
   std::string error;     // empty when loaded
+};
+
+// The chosen backend.
+struct BackendInfo {
+  std::string name;                 // "p6"
+  std::string description;          // its data file's description
+  std::filesystem::path file;       // the plugin
+  std::filesystem::path data;       // its data file (events, registers, probe table)
+  bool profiles = false;            // its driver samples at counter interrupts
 };
 
 struct Candidate {
@@ -95,25 +115,23 @@ class PMC_API Hal {
   [[nodiscard]] const std::vector<PluginStatus>& plugins() const;
   [[nodiscard]] const std::vector<Candidate>& candidates() const;
   // The chosen backend, or nullptr when none matches; why() says why.
-  [[nodiscard]] const Backend* backend() const;
+  [[nodiscard]] const BackendInfo* backend() const;
   [[nodiscard]] const std::string& why() const;
   // The chosen backend; throws not_supported with why() when there is none.
-  [[nodiscard]] const Backend& require_backend() const;
+  [[nodiscard]] const BackendInfo& require_backend() const;
   [[nodiscard]] const PmuInfo& pmu() const;
   [[nodiscard]] const EventCatalog& events() const;
   [[nodiscard]] std::string access() const;   // the access method a session will use
   [[nodiscard]] const std::string& access_reason() const;  // why that one (or why none)
 
   [[nodiscard]] Encoding encode(std::string_view event) const;
-  // A session of this thread on the chosen backend; throws not_supported (with why()) when no
-  // backend matches.
-  [[nodiscard]] Session session() const;
-  // A session with a scope. It needs no backend: without one it counts only the HAL events
-  // (tsc and the OS software events, see docs/user-guide.md), and adding a PMU event throws.
-  [[nodiscard]] Session session(const Scope& scope) const;
+  // A session (of this thread by default). It needs no backend: without one it counts only the
+  // HAL events (tsc and the OS software events, see docs/user-guide.md), and adding a PMU event
+  // throws not_supported with why().
+  [[nodiscard]] Session session(const Scope& scope = Scope::this_thread()) const;
 
  private:
-  explicit Hal(std::unique_ptr<detail::HalImpl> impl);
+  PMC_INTERNAL explicit Hal(std::unique_ptr<detail::HalImpl> impl);
   std::unique_ptr<detail::HalImpl> impl_;
 };
 

@@ -4,14 +4,12 @@
 //  - a PC profile: the interrupts by the address of the interrupted instruction, in equal
 //    buckets over one address range of user or kernel code.
 // A session asks for them with Session::profile() and reads them with level_histograms() and
-// pc_profiles(). A backend provides them by also deriving from ProfilingDriver (below); without
+// pc_profiles(). A backend provides them through a ProfilingDriver (<pmc/sdk/profiling.hpp>); without
 // a PMU, Linux perf samples the HAL clock events cpu-clock and task-clock given a `period=N`
 // (docs/user-guide.md, "Profiling a command").
 #pragma once
 
-#include <pmc/backend.hpp>
 #include <pmc/export.hpp>
-#include <pmc/register_file.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -69,28 +67,6 @@ struct PMC_API PcProfile {
 struct PcCount {
   std::uint64_t pc = 0;
   std::uint64_t samples = 0;
-};
-
-// Plugin SDK: the capability of a backend whose driver samples at counter interrupts. The
-// backend class derives from both Backend and ProfilingDriver; the HAL finds it with
-// dynamic_cast, so backends without it need no change. Each call comes with the same
-// RegisterFile and PmuInfo as the Backend driver calls.
-class PMC_API ProfilingDriver {
- public:
-  virtual ~ProfilingDriver();
-  // Refuses a request this PMU cannot collect (throws pmc::Error saying why); called by
-  // Session::profile() before anything is programmed.
-  virtual void check_profile(const PmuInfo& pmu, const ProfileRequest& request) const = 0;
-  // Sets up the request with empty histograms, after Backend::program() and while the PMU is
-  // stopped. `set` is the session's assignment of events to counters (their interrupts are
-  // the samples).
-  virtual void program_profile(RegisterFile& regs, const PmuInfo& pmu, const std::vector<Assignment>& set,
-                               const ProfileRequest& request) const = 0;
-  // Empties the histograms of the request programmed (Session::reset()).
-  virtual void clear_profile(RegisterFile& regs, const PmuInfo& pmu, const ProfileRequest& request) const = 0;
-  [[nodiscard]] virtual LevelHistogram read_levels(RegisterFile& regs, const PmuInfo& pmu) const = 0;
-  [[nodiscard]] virtual PcProfile read_pc_profile(RegisterFile& regs, const PmuInfo& pmu,
-                                                  const PcRange& range) const = 0;
 };
 
 }  // namespace pmc

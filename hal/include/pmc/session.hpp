@@ -1,9 +1,11 @@
 // Session: a set of events counted together on one PMU, through one access method.
 #pragma once
 
-#include <pmc/backend.hpp>
+#include <pmc/event.hpp>
 #include <pmc/export.hpp>
+#include <pmc/pmu.hpp>
 #include <pmc/profile.hpp>
+#include <pmc/workload.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -13,9 +15,15 @@
 
 namespace pmc {
 
+// One event's count. It carries the event's identity, so a reader need not re-parse strings:
+// `name` is the catalog event (or HAL event) it resolved to, `generic` the Linux perf generic
+// name it implements, if any ("instructions" for p6's INST_RETIRED), and `unit` what it counts.
 struct Reading {
   std::string event;          // as added
   std::string canonical;
+  std::string name;           // "INST_RETIRED", "task-clock"; "" for raw events
+  std::string generic;        // "instructions", "cycles", ...; "" when it implements none
+  bool hal = false;           // a HAL event (tsc, the OS software events), not the PMU's
   std::uint64_t value = 0;    // 64-bit, wrap-corrected over the hardware width
   std::uint64_t time_enabled = 0;  // ns of wall-clock time the session was counting
   std::uint64_t time_running = 0;
@@ -53,8 +61,10 @@ struct PMC_API Scope {
   [[nodiscard]] std::string describe() const;  // "this thread", "process 1234", "CPU 2", ...
 };
 
-namespace detail { class SessionImpl; }
-namespace sim { class Device; }
+namespace detail {
+class SessionImpl;
+struct SessionAccess;
+}  // namespace detail
 
 class PMC_API Session {
  public:
@@ -108,13 +118,19 @@ class PMC_API Session {
   // kernel writes only once a buffer has room again); 0 for the backend profilers.
   [[nodiscard]] std::uint64_t lost_samples();
 
-  // Simulated access only: the device model the session programs; nullptr otherwise.
-  [[nodiscard]] sim::Device* device();
+  // Simulated access: runs a workload through the session's simulated PMU (its backend's
+  // device model), folding the counters between chunks so no wrap is missed. A stopped session
+  // is started for the run and stopped after it (counts accumulate); a running one keeps
+  // running. Throws not_supported when the session does not count on a simulated PMU (no
+  // backend, access perf or msr) and not_found when the device model is not installed.
+  WorkloadRun run(const Workload& workload);
+
   [[nodiscard]] const Scope& scope() const;
 
-  explicit Session(std::unique_ptr<detail::SessionImpl> impl);
+  PMC_INTERNAL explicit Session(std::unique_ptr<detail::SessionImpl> impl);
 
  private:
+  friend struct detail::SessionAccess;  // the tests' way to the device model (not public API)
   std::unique_ptr<detail::SessionImpl> impl_;
 };
 

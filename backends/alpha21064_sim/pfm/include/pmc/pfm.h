@@ -16,7 +16,7 @@
  *   pfm_ioctl(fd, PCNTGETCNT, &p);               // interrupt counts, not events
  *   pfm_close(fd);
  *
- * Sources: shared/reference/alpha21064.md (section 4b: numeric values, structures) and the
+ * Sources: docs/hardware/alpha21064.md (section 4b: numeric values, structures) and the
  * OSF/1 3.0 pfm(7) page (semantics, errors). Choices neither makes are marked [U]; the driver's
  * are listed in sim/src/alpha21064_model.cpp ([U1]..[U16]).
  *

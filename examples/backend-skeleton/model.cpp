@@ -1,0 +1,110 @@
+// The device model of the imaginary toy PMU: the "hardware" a session of access "sim" counts
+// on, in a model plugin of its own (libtoy-model.so). A model is written from the datasheet,
+// never from the backend; the toy PMU's datasheet is this comment:
+//
+//   ToyEvtSel  0x7000  event 7:0, unit mask 15:8, USR 16 (count in user mode), OS 17 (count in
+//                      kernel mode), EN 22 (count); every other bit reserved: writing one is a #GP
+//   ToyCtr     0x7001  a 32-bit counter; writing a value of more than 32 bits is a #GP; it
+//                      wraps to 0 past 2^32 - 1, with no interrupt
+//   RDPMC      ECX = 0 reads ToyCtr; any other index is a #GP, and so is CPL > 0 with CR4.PCE = 0
+//   events     0x01 cycles: 1 per unhalted cycle
+//              0x02 instructions: unit mask 0x00 every instruction ("instructions" signal),
+//                   0x01 loads only ("loads" signal); other unit masks count nothing
+//              other codes count nothing
+//
+// docs/writing-a-model.md in pmchal explains the Device interface; <pmc/sdk/counting.hpp> has
+// the closed-form counting helpers (a segment of N cycles costs the same whatever N is).
+#include <pmc/error.hpp>
+#include <pmc/sdk/counting.hpp>
+#include <pmc/sdk/model.hpp>
+
+#include <string>
+
+namespace toy {
+
+namespace {
+
+constexpr std::uint32_t kEvtSel = 0x7000;
+constexpr std::uint32_t kCtr = 0x7001;
+constexpr std::uint64_t kUsr = 1ull << 16, kOs = 1ull << 17, kEn = 1ull << 22;
+constexpr std::uint64_t kWritable = 0xFFFFull | kUsr | kOs | kEn;
+constexpr unsigned kWidth = 32;
+
+[[noreturn]] void gp(const std::string& what) { throw pmc::Error(pmc::errc::register_fault, "#GP: " + what); }
+
+std::string hex(std::uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v & 0xF]);
+    v >>= 4;
+  } while (v);
+  return "0x" + s;
+}
+
+class ToyDevice final : public pmc::Device {
+ public:
+  explicit ToyDevice(const pmc::CpuInfo&) {}
+
+  std::string_view name() const override { return "toy"; }
+
+  std::uint64_t read(std::uint32_t msr) override {
+    if (msr == kEvtSel) return evtsel_;
+    if (msr == kCtr) return ctr_;
+    gp("rdmsr of " + hex(msr) + ": the toy PMU has no such register");
+  }
+
+  void write(std::uint32_t msr, std::uint64_t value) override {
+    if (msr == kEvtSel) {
+      if (value & ~kWritable) gp("wrmsr ToyEvtSel = " + hex(value) + ": reserved bits set");
+      evtsel_ = value;
+    } else if (msr == kCtr) {
+      if (value >> kWidth) gp("wrmsr ToyCtr = " + hex(value) + ": more than 32 bits");
+      ctr_ = value;
+    } else {
+      gp("wrmsr of " + hex(msr) + ": the toy PMU has no such register");
+    }
+  }
+
+  std::uint64_t rdpmc(std::uint32_t index) override {
+    if (index != 0) gp("rdpmc with ECX = " + hex(index) + ": the toy PMU has counter 0 only");
+    if (cpl_ > 0 && !pce_) gp("rdpmc at CPL " + std::to_string(cpl_) + " with CR4.PCE = 0");
+    return ctr_;
+  }
+
+  void run(const pmc::Segment& s) override {
+    if (!(evtsel_ & kEn)) return;
+    if (!(evtsel_ & (s.mode == pmc::Mode::user ? kUsr : kOs))) return;
+    const unsigned event = evtsel_ & 0xFF, umask = (evtsel_ >> 8) & 0xFF;
+    std::uint64_t k = 0;
+    if (event == 0x01) k = s.per_cycle(pmc::kCyclesSignal);
+    else if (event == 0x02 && umask == 0x00) k = s.per_cycle(instructions_);
+    else if (event == 0x02 && umask == 0x01) k = s.per_cycle(loads_);
+    bool asserted = false;  // no edge detection on this PMU
+    ctr_ = pmc::counting::advance(ctr_, kWidth, s.cycles, k, pmc::counting::Filter{}, asserted).value;
+  }
+
+  std::uint64_t interrupts() const override { return 0; }  // the toy PMU has no interrupt
+  void set_reader_cpl(unsigned cpl) override { cpl_ = cpl; }
+  void set_cr4_pce(bool enabled) override { pce_ = enabled; }
+
+ private:
+  std::uint64_t evtsel_ = 0;
+  std::uint64_t ctr_ = 0;
+  unsigned cpl_ = 0;
+  bool pce_ = false;
+  // Signal names are resolved once; a segment is then searched by number.
+  pmc::Signal instructions_ = pmc::signal("instructions");
+  pmc::Signal loads_ = pmc::signal("loads");
+};
+
+}  // namespace
+
+const pmc::pmc_model_descriptor descriptor{pmc::kAbiVersion, sizeof(pmc::pmc_model_descriptor), "toy",
+                                           "the imaginary toy PMU (one 32-bit counter)",
+                                           &pmc::make_device<ToyDevice>};
+
+}  // namespace toy
+
+// Exports the descriptor under the symbol "pmc_model_v2".
+PMC_EXPORT_MODEL(toy::descriptor);

@@ -1,0 +1,18 @@
+// pmchal: the whole user API in one header (docs/user-guide.md). Plugin authors include
+// <pmc/sdk/backend.hpp> or <pmc/sdk/model.hpp> instead; C programs <pmc/pmc.h>.
+//   Hal          configuration, plugins, CPU probing, the chosen backend
+//   Session      events counted together: add, start, stop, read, profile, run a workload
+//   Reading      one event's count with its identity (name, generic name, unit)
+//   EventCatalog the backend's events; parse_event() the event-string syntax
+//   Workload     simulated activity for a backend's device model
+//   Error        the one exception type (pmc::errc codes)
+#pragma once
+
+#include <pmc/cpu.hpp>
+#include <pmc/error.hpp>
+#include <pmc/event.hpp>
+#include <pmc/hal.hpp>
+#include <pmc/pmu.hpp>
+#include <pmc/profile.hpp>
+#include <pmc/session.hpp>
+#include <pmc/workload.hpp>

@@ -1,0 +1,83 @@
+// Model SDK: a device model is the simulated hardware of one PMU, register-exact, written from
+// the datasheet (docs/hardware/), never from the backend that drives it. It lives in a model
+// plugin of its own, found by name (PmuInfo::device_model, the [pmu] `model` of the backend's
+// data). docs/writing-a-model.md walks through one.
+#pragma once
+
+#include <pmc/cpu.hpp>
+#include <pmc/export.hpp>
+#include <pmc/sdk/abi.hpp>
+#include <pmc/sdk/register_file.hpp>
+#include <pmc/workload.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace pmc {
+
+class PMC_API Device : public RegisterFile {
+ public:
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // Advances the hardware through one segment of activity, in closed form: the cost must not
+  // depend on segment.cycles. The host splits segments so that no counter passes half its
+  // range within one call (Session::run()).
+  virtual void run(const Segment& segment) = 0;
+  // Whether run() counts this segment: a model of one CPU of a multiprocessor (the Alpha 21064)
+  // skips the segments of the other CPUs. x86 models run every segment.
+  [[nodiscard]] virtual bool executes(const Segment& /*segment*/) const { return true; }
+  // Performance-monitoring interrupts raised so far (through the local APIC LVTPC entry).
+  [[nodiscard]] virtual std::uint64_t interrupts() const = 0;
+  // The privilege level RDPMC executes at, and CR4.PCE (user RDPMC allowed).
+  virtual void set_reader_cpl(unsigned cpl) = 0;
+  virtual void set_cr4_pce(bool enabled) = 0;
+  // A setting of the machine around the PMU that software cannot change, such as a firmware
+  // choice (p6: "perfmon_available" = IA32_MISC_ENABLE bit 7 on a Pentium M). Throws not_found
+  // for a setting the model does not have, invalid_argument for a value it cannot take.
+  virtual void configure(std::string_view setting, std::uint64_t value);
+};
+
+extern "C" {
+// The descriptor a model library exports (C layout), checked before anything else is called.
+struct pmc_model_descriptor {
+  std::uint32_t abi_version;   // kAbiVersion when built
+  std::uint32_t struct_size;   // sizeof(pmc_model_descriptor) when built
+  const char* name;            // "p6": what a backend's [pmu] `model` names
+  const char* description;     // one line
+  // Builds the device for a CPU. Must not throw: on failure (a CPU the model cannot be) it
+  // returns nullptr and writes a one-line reason into error (error_size bytes, NUL-terminated).
+  pmc::Device* (*create)(const pmc::CpuInfo* cpu, char* error, std::size_t error_size) noexcept;
+};
+}
+
+// The symbol a model library exports its descriptor under.
+#define PMC_MODEL_SYMBOL "pmc_model_v2"
+
+// In exactly one source file of a model library, at global scope:
+//   PMC_EXPORT_MODEL(mymodel::descriptor);
+#define PMC_EXPORT_MODEL(qualified_descriptor) PMC_DETAIL_EXPORT_DESCRIPTOR(pmc_model_v2, qualified_descriptor)
+
+// A factory for the descriptor: constructs T from the CpuInfo, reporting any exception as the error.
+template <class T>
+pmc::Device* make_device(const pmc::CpuInfo* cpu, char* error, std::size_t error_size) noexcept {
+  auto report = [&](const char* what) {
+    if (!error || !error_size) return;
+    std::size_t n = 0;
+    for (const char* p = what; *p && n + 1 < error_size; ++p) error[n++] = *p;
+    error[n] = '\0';
+  };
+  try {
+    if (!cpu) {
+      report("no CPU given");
+      return nullptr;
+    }
+    return new T(*cpu);
+  } catch (const std::exception& e) {
+    report(e.what());
+  } catch (...) {
+    report("unknown exception");
+  }
+  return nullptr;
+}
+
+}  // namespace pmc

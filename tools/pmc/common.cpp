@@ -1,0 +1,124 @@
+// pmc: output and formatting the subcommands share.
+#include "cli.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace pmc_cli {
+
+bool write(std::FILE* out, std::string_view text) noexcept {
+  if (!out) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  return std::fflush(out) == 0 && ok;
+}
+
+void error_line(std::string_view message) noexcept {
+  try {
+    write(stderr, fmt::format("pmc: {}\n", message));
+  } catch (...) {  // nothing more can be said
+  }
+}
+
+pmc::Config make_config(const Options& o) {
+  pmc::Config cfg = pmc::find_config(o.config);
+  if (!o.backend.empty()) {
+    cfg.backend = o.backend;
+    cfg.origin["backend"].where = "command line (--backend)";
+  }
+  if (!o.cpuid_dump.empty()) {
+    cfg.cpu = pmc::resolve_data(o.cpuid_dump, pmc::DataKind::cpuid_dump).string();
+    cfg.origin["cpu"].where = "command line (--cpuid-dump)";
+  }
+  if (!o.access.empty()) {
+    cfg.access = o.access;
+    cfg.origin["access"].where = "command line (--access)";
+  }
+  return cfg;
+}
+
+std::vector<std::string> split_events(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const auto& g : given) {
+    std::size_t pos = 0;
+    while (pos <= g.size()) {
+      std::size_t comma = g.find(',', pos);
+      std::string part = g.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (part.empty()) throw pmc::Error(pmc::errc::parse, fmt::format("event list '{}' has an empty entry", g));
+      out.push_back(part);
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+std::string group_digits(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string hex(std::uint64_t v) { return fmt::format("0x{:X}", v); }
+
+const char* kind_name(pmc::CounterKind k) { return k == pmc::CounterKind::fixed ? "fixed" : "general"; }
+
+std::string msec(std::uint64_t ns) {
+  std::string whole = group_digits(ns / 1000000);
+  return fmt::format("{}.{:02}", whole, (ns % 1000000) / 10000);
+}
+
+std::string per_second(double rate) {
+  if (rate >= 1e9) return fmt::format("{:.3f} G/sec", rate / 1e9);
+  if (rate >= 1e6) return fmt::format("{:.3f} M/sec", rate / 1e6);
+  if (rate >= 1e3) return fmt::format("{:.3f} K/sec", rate / 1e3);
+  return fmt::format("{:.3f} /sec", rate);
+}
+
+std::string quote_command(const std::vector<std::string>& cmd) {
+  std::string out;
+  for (const auto& c : cmd) out += (out.empty() ? "" : " ") + c;
+  return out;
+}
+
+json counters_json(const std::vector<pmc::Reading>& readings) {
+  json counters = json::array();
+  for (const auto& r : readings) {
+    json c{{"event", r.event},
+           {"canonical", r.canonical},
+           {"name", r.name},
+           {"generic", r.generic.empty() ? json(nullptr) : json(r.generic)},
+           {"value", r.value},
+           {"unit", r.unit},
+           {"counter", r.counter},
+           {"granularity", r.granularity},
+           {"time_enabled", r.time_enabled},
+           {"time_running", r.time_running},
+           {"extrapolated", r.extrapolated}};
+    if (r.cpu >= 0) c["cpu"] = r.cpu;
+    counters.push_back(std::move(c));
+  }
+  return counters;
+}
+
+std::optional<double> insn_per_cycle(const std::vector<pmc::Reading>& readings) {
+  std::optional<std::uint64_t> cycles, instructions;
+  for (const auto& r : readings) {
+    if (r.generic == "cycles" && !cycles) cycles = r.value;
+    if (r.generic == "instructions" && !instructions) instructions = r.value;
+  }
+  if (!cycles || !instructions || *cycles == 0) return std::nullopt;
+  return static_cast<double>(*instructions) / static_cast<double>(*cycles);
+}
+
+Report::Report(const std::string& path, std::FILE* fallback) : out_(fallback) {
+  if (path.empty()) return;
+  out_ = std::fopen(path.c_str(), "w");
+  if (!out_) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  owned_ = true;
+}
+
+Report::~Report() {
+  if (owned_) std::fclose(out_);
+}
+
+}  // namespace pmc_cli
