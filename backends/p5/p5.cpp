@@ -1,0 +1,89 @@
+// Intel Pentium (P5) backend: Pentium, Pentium OverDrive, Pentium with MMX.
+//
+// The backend is its data file (p5.toml: the probe table, the two counters sharing CESR, the
+// CESR half's fields, the modifiers u, k, d, pc and the refused e, i, c, t, the events) plus
+// raw events. Quirks (docs/hardware/p5.md), all handled by the data and the SDK's defaults:
+//  - One control register for both counters: CESR (MSR 0x11) holds a 10-bit half per counter,
+//    CTR1's sixteen bits above CTR0's ([[pmu.counters]] control_shift_stride = 16). An encoding
+//    is the counter's half; the SDK's driver writes each half by read-modify-write of that half
+//    only (program() gives a counter the session does not use 000, which stops it).
+//  - No enable bit: a half counts as soon as its CC field is non-zero. The driver programs 000
+//    (stopped), presets the counter, then writes the half in start(); stop() writes 000 again.
+//    Counters are started and stopped in numerical order (seed 000, FreeBSD perfmon(4): "on
+//    the Pentium, counters must be started and stopped in numerical order"), which the SDK's
+//    driver does for every PMU.
+//  - No interrupt on overflow; counters are 40 bits, read with RDMSR, or RDPMC on MMX parts
+//    that erratum 74 does not affect (the p5mmx tag's counter group has an RDPMC index).
+//  - The MMX events mean different things on CTR0 and CTR1: two catalog entries per code, each
+//    bound to its counter.
+// Raw events, rXX with XX the ES code (1 or 2 hex digits), take the same modifiers; the reserved
+// codes and, on a Pentium without MMX, the MMX codes are refused (docs/hardware/p5.md 7.5).
+#include <pmc/error.hpp>
+#include <pmc/sdk/backend.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace pmc::p5 {
+
+namespace {
+
+constexpr std::uint64_t kMmxFirst = 0x2A, kMmxLast = 0x3B;
+
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// The ES code of a raw event name ("r16"), nullopt when the name is not one.
+std::optional<std::uint64_t> raw_code(const EventSpec& spec) {
+  const std::string& n = spec.name;
+  if (n.size() < 2 || n[0] != 'r' || !std::all_of(n.begin() + 1, n.end(), is_hex)) return std::nullopt;
+  const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
+  if (n.size() > 3)
+    throw Error(errc::invalid_argument,
+                event_error(spec, column,
+                            fmt::format("raw event '{}' has {} hex digits; write rXX, the 6-bit event select (ES), and "
+                                        "give the counter control as modifiers (:u :k :d :pc)",
+                                        n, n.size() - 1)));
+  return std::stoull(n.substr(1), nullptr, 16);
+}
+
+class P5Backend final : public Backend {
+ public:
+  Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
+    const std::optional<std::uint64_t> code =
+        ctx.catalog.find(spec.name, ctx.pmu.cpu_tag) ? std::nullopt : raw_code(spec);
+    if (!code) return encode_with_catalog(spec, ctx.catalog, ctx.pmu);
+    const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
+    auto refuse = [&](const std::string& why) {
+      throw Error(errc::invalid_argument, event_error(spec, column, why));
+    };
+    if (*code > 0x3F) refuse(fmt::format("raw event code 0x{:X} does not fit the 6-bit ES field (0x00-0x3F)", *code));
+    if (*code == 0x10 || *code == 0x11 || *code == 0x20 || *code == 0x21 || *code >= 0x3C)
+      refuse(fmt::format("raw event code 0x{:02X} is reserved on the Pentium (SDM Pentium event table)", *code));
+    const bool mmx = ctx.pmu.cpu_tag == "p5mmx" || ctx.pmu.cpu_tag == "p5mmx_e74";
+    if (*code >= kMmxFirst && *code <= kMmxLast && !mmx)
+      refuse(fmt::format("raw event code 0x{:02X} exists on the Pentium with MMX only, and this CPU ({}) has no MMX",
+                         *code, ctx.pmu.cpu_tag.empty() ? ctx.pmu.cpu : ctx.pmu.cpu_tag));
+    EventDef def;
+    def.name = fmt::format("r{:02X}", *code);
+    def.code = *code;
+    def.description = "raw event";
+    def.modifiers = ctx.catalog.default_modifiers();
+    if (*code == 0x39) def.counters = {0};  // 39H on CTR1 is reserved
+    EventSpec named = spec;
+    named.name = def.name;
+    Encoding e = encode_event(named, def, ctx.catalog, ctx.pmu);
+    e.event = spec.text;
+    return e;
+  }
+};
+
+}  // namespace
+
+const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "p5", 0,
+                                        &make_backend<P5Backend>};
+
+}  // namespace pmc::p5
+
+PMC_EXPORT_BACKEND(pmc::p5::descriptor);
