@@ -2,7 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 // The alpha21064_sim backend through the HAL: chosen by name only, golden encodings of every
-// event (ICCSR images computed by hand from shared/reference/alpha21064.md section 2 and 3),
+// event (ICCSR images computed by hand from docs/hardware/alpha21064.md section 2 and 3),
 // `period=`, sessions whose counts are interrupts x interval on the emulated chip, the checks
 // of the conformance kit (which never reaches this backend: no CPUID dump matches it), and the
 // `pmc` command with no change for this backend.

@@ -2,7 +2,7 @@
 // (a #GP for anything else), recording every write: the programming sequence of version 1
 // (per-counter EN) and version 2+ (global control), IA32_FIXED_CTR_CTRL fields, counter presets
 // (32-bit sign-extended writes, full-width aliases), and scheduling with fixed counters.
-// Expected values come from the fact sheet (reference/archperf.md sections 2-4), not from runs.
+// Expected values come from the fact sheet (docs/hardware/archperf.md sections 2-4), not from runs.
 #define BOOST_TEST_MODULE archperf_driver
 #include <boost/test/unit_test.hpp>
 

@@ -1,4 +1,4 @@
-// archperf probe verdicts and counter geometry (reference/archperf.md sections 1, 2, 6), from
+// archperf probe verdicts and counter geometry (docs/hardware/archperf.md sections 1, 2, 6), from
 // CPUID dumps of each version and from CPUID tables built here: every verdict carries a reason,
 // the geometry comes from CPUID alone, the Core 2 quirk and hybrid parts are handled, and the
 // P6 parts stay with p6.

@@ -21,7 +21,7 @@
 #endif
 
 // Expected values below are worked out by hand from the bit layouts in the SDM / AMD APM as
-// summarised in shared/reference (archperf.md, amd.md, p6.md, p5.md), never by running the
+// summarised in docs/hardware/ (archperf.md, amd.md, p6.md, p5.md), never by running the
 // decoder.
 
 namespace fs = std::filesystem;

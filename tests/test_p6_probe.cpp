@@ -1,4 +1,4 @@
-// P6 probe verdicts (reference/p6.md section 1): every verdict, match or not, carries a reason.
+// P6 probe verdicts (docs/hardware/p6.md section 1): every verdict, match or not, carries a reason.
 #define BOOST_TEST_MODULE p6_probe
 #include <boost/test/unit_test.hpp>
 

@@ -4,7 +4,7 @@
 // Profiling through the HAL (pmc/profile.hpp): Session::profile() on the alpha21064_sim backend,
 // whose driver samples at counter interrupts (pfm(7) PFM_IPL and PFM_PROFILING), and the
 // refusals of every backend and access method that cannot. Expected histograms are worked out
-// by hand from shared/reference/alpha21064.md and the model's documented rules (an interrupt
+// by hand from docs/hardware/alpha21064.md and the model's documented rules (an interrupt
 // every `period` events, in the cycle the counter reaches it; cycle j of N over pc [b, e) runs
 // at b + floor(j (e - b) / N); slots 0-5 IPL, 7 idle, 8 user), as the example workloads'
 // comments do.

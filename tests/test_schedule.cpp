@@ -13,8 +13,15 @@ namespace {
 pmc::PmuInfo p6_like(unsigned fixed = 0) {
   pmc::PmuInfo p;
   p.name = "t";
-  p.counters = {{pmc::CounterKind::general, 0, 40, 0, 0}, {pmc::CounterKind::general, 1, 40, 0, 0}};
-  for (unsigned i = 0; i < fixed; ++i) p.counters.push_back({pmc::CounterKind::fixed, i, 48, 0, 0});
+  auto counter = [](pmc::CounterKind kind, unsigned index, unsigned width) {
+    pmc::CounterInfo c;
+    c.kind = kind;
+    c.index = index;
+    c.width = width;
+    return c;
+  };
+  p.counters = {counter(pmc::CounterKind::general, 0, 40), counter(pmc::CounterKind::general, 1, 40)};
+  for (unsigned i = 0; i < fixed; ++i) p.counters.push_back(counter(pmc::CounterKind::fixed, i, 48));
   return p;
 }
 
@@ -47,7 +54,7 @@ std::string schedule_error(const pmc::PmuInfo& p, const std::vector<pmc::Encodin
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(counter_constraints_are_honoured_in_any_order) {
-  // reference/p6.md behaviour 7: {FLOPS, MUL} go to ctr0 / ctr1.
+  // docs/hardware/p6.md behaviour 7: {FLOPS, MUL} go to ctr0 / ctr1.
   auto p = p6_like();
   auto a = pmc::schedule(p, {ev("FLOPS", {0}), ev("MUL", {1})});
   BOOST_TEST(a[0] == 0u);

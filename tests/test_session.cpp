@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(perf_spellings_of_generic_events_count_the_same_event) {
 }
 
 // Pentium M: the driver reads IA32_MISC_ENABLE (0x1A0) before it programs the counters, and
-// counts when bit 7 "performance monitoring available" is set (reference/p6.md section 1).
+// counts when bit 7 "performance monitoring available" is set (docs/hardware/p6.md section 1).
 BOOST_AUTO_TEST_CASE(pentium_m_counts_when_firmware_reports_perfmon_available) {
   auto hal = pentium_m();
   BOOST_REQUIRE(hal.backend());

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE sim_archperf
 #include <boost/test/unit_test.hpp>
 
-// The architectural PMU device model (versions 1-5) against shared/reference/archperf.md. Every
+// The architectural PMU device model (versions 1-5) against docs/hardware/archperf.md. Every
 // expected value below is worked out by hand from the fact sheet (section numbers in brackets;
 // "item N" is section 8, "Behaviours worth a test"), never taken from a run of the model.
 // Policies the sheet leaves open ([U]) are the ones sim/src/archperf_model.hpp lists.

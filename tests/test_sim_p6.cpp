@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE sim_p6
 #include <boost/test/unit_test.hpp>
 
-// The P6 device model against shared/reference/p6.md. Every expected value below is worked out
+// The P6 device model against docs/hardware/p6.md. Every expected value below is worked out
 // by hand from the fact sheet (section numbers in brackets; "item N" is section 6, "Behaviours
 // worth a test"), never taken from a run of the model.
 

@@ -78,16 +78,25 @@ BOOST_AUTO_TEST_CASE(measurement_arithmetic) {
   BOOST_TEST(pmc::detail::tsc_frequency_from_samples(last, first).hz == 0.0);
 }
 
-BOOST_AUTO_TEST_CASE(this_machine_rate) {
+// Whether this machine has a usable TSC (the precondition of the tests that count with it).
+boost::test_tools::assertion_result has_tsc(boost::unit_test::test_unit_id) {
   std::string why;
-  const bool have = pmc::detail::tsc_available(&why);
+  boost::test_tools::assertion_result r(pmc::detail::tsc_available(&why));
+  r.message() << "no usable TSC here: " << why;
+  return r;
+}
+boost::test_tools::assertion_result lacks_tsc(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result r(!pmc::detail::tsc_available(nullptr));
+  r.message() << "this machine has a usable TSC";
+  return r;
+}
+boost::unit_test::precondition requires_tsc(bool wanted = true) {
+  return boost::unit_test::precondition(wanted ? &has_tsc : &lacks_tsc);
+}
+
+BOOST_AUTO_TEST_CASE(this_machine_rate, *requires_tsc()) {
   pmc::TscFrequency f = pmc::tsc_frequency();
   BOOST_TEST_MESSAGE("TSC: " << f.hz << " Hz +- " << f.uncertainty_hz << " (" << f.method << ")");
-  if (!have) {
-    BOOST_TEST(f.hz == 0.0);
-    BOOST_TEST(f.method == why);
-    return;
-  }
   BOOST_TEST(f.hz > 0.0);
   BOOST_TEST(f.uncertainty_hz >= 0.0);
   BOOST_TEST(f.uncertainty_hz < f.hz * 0.01, f.method);
@@ -97,16 +106,26 @@ BOOST_AUTO_TEST_CASE(this_machine_rate) {
   BOOST_TEST(pmc::tsc_frequency().hz == f.hz);
 }
 
-BOOST_AUTO_TEST_CASE(tsc_event_without_a_backend) {
+BOOST_AUTO_TEST_CASE(no_rate_without_a_tsc, *requires_tsc(false)) {
+  std::string why;
+  (void)pmc::detail::tsc_available(&why);
+  const pmc::TscFrequency f = pmc::tsc_frequency();
+  BOOST_TEST(f.hz == 0.0);
+  BOOST_TEST(f.method == why);
+}
+
+BOOST_AUTO_TEST_CASE(no_tsc_event_without_a_tsc, *requires_tsc(false)) {
+  pmc_test::TempDir tmp;
+  pmc::Hal hal = no_backend_hal(tmp);
+  pmc::Session s = hal.session(pmc::Scope::this_thread());
+  BOOST_CHECK_THROW(s.add("tsc"), pmc::Error);
+}
+
+BOOST_AUTO_TEST_CASE(tsc_event_without_a_backend, *requires_tsc()) {
   pmc_test::TempDir tmp;
   pmc::Hal hal = no_backend_hal(tmp);
   BOOST_TEST(hal.backend() == nullptr);
   pmc::Session s = hal.session(pmc::Scope::this_thread());
-  std::string why;
-  if (!pmc::detail::tsc_available(&why)) {
-    BOOST_CHECK_THROW(s.add("tsc"), pmc::Error);
-    return;
-  }
   s.add("tsc");
   s.add("hal::tsc");
   BOOST_TEST(s.encodings().at(0).canonical == "hal::tsc");
