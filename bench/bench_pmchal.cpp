@@ -1,47 +1,181 @@
 // Costs of the HAL next to the raw alternative, in one run. bench/ratios.py turns the output
-// into ratios (HAL time / raw time); nothing here asserts a time.
+// into ratios (HAL time / raw time) and adds the user-space instructions per call that
+// pmc_bench_calls gives under callgrind; nothing here asserts a time. docs/performance.md
+// records the method and the numbers.
 //
-//   encode:  Hal::encode("L2_LD:M:E:u")  vs  packing the same PerfEvtSel bits by hand
-//   read:    Session::read() of two counters  vs  two RDMSRs on the same device model
-//   poll:    Session::poll() (fold hardware counts into 64-bit totals)  vs  the same RDMSRs
-//   profile: Session::level_histograms() + pc_profiles() of a 4 KiB range (256 buckets), read
-//            through the backend's ProfilingDriver and the RegisterFile  vs  copying the
-//            Alpha 21064 model's IPL histogram and buckets directly
-// The HAL side uses only the public API (the session's device is the model plugin's); the raw
-// side drives its own instance of the same device model, from the model's static library
-// (pmcmodel_p6, pmcmodel_alpha21064), programmed as the session programs its device.
-#include <pmc/pmc.hpp>
+// Each pair counts the same thing the same way on both sides:
+//   read1:     Session::read(span) of task-clock (this thread)  vs  one read() of the same
+//              perf group format (PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING |
+//              ID), vs PAPI_read of perf::TASK-CLOCK; Session::read() (the Readings, with their
+//              strings) beside them
+//   read4:     the same with task-clock, page-faults, context-switches, cpu-migrations in one
+//              group  vs  one raw group read, vs PAPI_read of the four
+//   startstop: Session::start() + stop() of the four  vs  PERF_EVENT_IOC_ENABLE + DISABLE on the
+//              group leader, vs PAPI_start + PAPI_stop
+//   encode:    Hal::encode("LS_DISPATCH:LD_DISPATCH:STORE_DISPATCH:u") on a Zen 4 (CPUID dump)
+//              vs libpfm4's pfm_get_os_event_encoding of the same string for amd64_fam19h_zen4;
+//              Hal::encode("L2_LD:M:E:u") on a Pentium III  vs  packing its PerfEvtSel by hand
+//   sim:       Session::read() / poll() of two counters on the P6 device model  vs  two RDMSRs
+//              on the same model; profile reads of the Alpha 21064 model  vs  copying them
+//   open:      Hal::open with every plugin and data file (this machine's CPU)  vs
+//              PAPI_library_init + PAPI_shutdown
+//   workload:  a generated one-million-segment workload (the compact form of
+//              docs/workload-format.md) counted by a session, streamed and loaded whole  vs  the
+//              P6 device model run directly over the same segments, already in memory
+// libpfm4 (libpfm4-dev) and PAPI (libpapi-dev) sides are built when those are installed.
+#include "bench_common.hpp"
 
 #include "alpha21064.hpp"  // pmcmodel_alpha21064
 #include "p6_model.hpp"    // pmcmodel_p6
 
 #include <benchmark/benchmark.h>
 
+#include <array>
+#include <cstdint>
+
 namespace {
 
-// The segment both profiling sides run: 2^20 user cycles over [0x120000000, 0x120001000).
-pmc::OwnedSegment profiled_segment() {
-  pmc::OwnedSegment s(1 << 20);
-  s->pc_begin = 0x120000000;
-  s->pc_end = 0x120001000;
-  return s;
-}
+using namespace pmc_bench;
 
-pmc::Hal& hal() {
-  static pmc::Hal h = [] {
-    pmc::Config cfg;
-    cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/pentium-iii.txt";
-    return pmc::Hal::open(cfg);
-  }();
-  return h;
+// ---------------------------------------------------------------------------------------------
+// The perf read path (software events: real on every Linux machine)
+
+void read1_hal(benchmark::State& state) {
+  HalCounting c(1);
+  std::array<std::uint64_t, 1> v{};
+  for (auto _ : state) {
+    c.session.read(v);
+    benchmark::DoNotOptimize(v);
+  }
 }
+BENCHMARK(read1_hal);
+
+void read1_hal_readings(benchmark::State& state) {
+  HalCounting c(1);
+  for (auto _ : state) benchmark::DoNotOptimize(c.session.read());
+}
+BENCHMARK(read1_hal_readings);
+
+void read1_raw(benchmark::State& state) {
+  RawGroup g(1);
+  std::array<std::uint64_t, 5> buf{};
+  for (auto _ : state) {
+    g.read(buf.data(), buf.size());
+    benchmark::DoNotOptimize(buf);
+  }
+}
+BENCHMARK(read1_raw);
+
+void read4_hal(benchmark::State& state) {
+  HalCounting c(4);
+  std::array<std::uint64_t, 4> v{};
+  for (auto _ : state) {
+    c.session.read(v);
+    benchmark::DoNotOptimize(v);
+  }
+}
+BENCHMARK(read4_hal);
+
+void read4_raw(benchmark::State& state) {
+  RawGroup g(4);
+  std::array<std::uint64_t, 11> buf{};
+  for (auto _ : state) {
+    g.read(buf.data(), buf.size());
+    benchmark::DoNotOptimize(buf);
+  }
+}
+BENCHMARK(read4_raw);
+
+void startstop_hal(benchmark::State& state) {
+  HalCounting c(4);
+  c.session.stop();
+  for (auto _ : state) {
+    c.session.start();
+    c.session.stop();
+  }
+}
+BENCHMARK(startstop_hal);
+
+void startstop_raw(benchmark::State& state) {
+  RawGroup g(4);
+  g.disable();
+  for (auto _ : state) {
+    g.enable();
+    g.disable();
+  }
+}
+BENCHMARK(startstop_raw);
+
+#if PMC_BENCH_HAVE_PAPI
+void read1_papi(benchmark::State& state) {
+  PapiCounting p(1);
+  std::array<long long, 1> v{};
+  for (auto _ : state) {
+    p.read(v.data());
+    benchmark::DoNotOptimize(v);
+  }
+}
+BENCHMARK(read1_papi);
+
+void read4_papi(benchmark::State& state) {
+  PapiCounting p(4);
+  std::array<long long, 4> v{};
+  for (auto _ : state) {
+    p.read(v.data());
+    benchmark::DoNotOptimize(v);
+  }
+}
+BENCHMARK(read4_papi);
+
+void startstop_papi(benchmark::State& state) {
+  PapiCounting p(4);
+  std::array<long long, 4> v{};
+  p.stop(v.data());
+  for (auto _ : state) {
+    p.start();
+    p.stop(v.data());
+  }
+}
+BENCHMARK(startstop_papi);
+
+void open_papi(benchmark::State& state) {
+  for (auto _ : state) papi_init_shutdown();
+}
+BENCHMARK(open_papi)->Unit(benchmark::kMicrosecond);
+#endif
+
+void open_hal(benchmark::State& state) {
+  for (auto _ : state) {
+    pmc::Hal h = pmc::Hal::open(pmc::Config{});
+    benchmark::DoNotOptimize(h.backend());
+  }
+}
+BENCHMARK(open_hal)->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
 
 void encode_hal(benchmark::State& state) {
-  for (auto _ : state) benchmark::DoNotOptimize(hal().encode("L2_LD:M:E:u").config);
+  const pmc::Hal& h = zen4_hal();
+  for (auto _ : state) benchmark::DoNotOptimize(h.encode(kZen4Event).config);
 }
 BENCHMARK(encode_hal);
 
-void encode_raw(benchmark::State& state) {
+#if PMC_BENCH_HAVE_PFM
+void encode_pfm(benchmark::State& state) {
+  PfmEncoder e;
+  for (auto _ : state) benchmark::DoNotOptimize(e.encode(kZen4Event));
+}
+BENCHMARK(encode_pfm);
+#endif
+
+void encode_p6_hal(benchmark::State& state) {
+  const pmc::Hal& h = p6_hal();
+  for (auto _ : state) benchmark::DoNotOptimize(h.encode("L2_LD:M:E:u").config);
+}
+BENCHMARK(encode_p6_hal);
+
+void encode_p6_raw(benchmark::State& state) {
   std::uint64_t event = 0x29, umask = 0x0C;
   for (auto _ : state) {
     benchmark::DoNotOptimize(event);
@@ -50,33 +184,46 @@ void encode_raw(benchmark::State& state) {
     benchmark::DoNotOptimize(config);
   }
 }
-BENCHMARK(encode_raw);
+BENCHMARK(encode_p6_raw);
 
-struct Counting {
-  pmc::Session session = hal().session();
-  Counting() {
+// ---------------------------------------------------------------------------------------------
+// The simulated PMU: the session's register path against the device model itself
+
+struct SimCounting {
+  pmc::Session session = p6_hal().session();
+  SimCounting() {
     session.add("instructions");
     session.add("cycles");
     session.start();
   }
 };
 
-void read_hal(benchmark::State& state) {
-  Counting c;
+void sim_read_hal(benchmark::State& state) {
+  SimCounting c;
+  std::array<std::uint64_t, 2> v{};
+  for (auto _ : state) {
+    c.session.read(v);
+    benchmark::DoNotOptimize(v);
+  }
+}
+BENCHMARK(sim_read_hal);
+
+void sim_readings_hal(benchmark::State& state) {
+  SimCounting c;
   for (auto _ : state) benchmark::DoNotOptimize(c.session.read());
 }
-BENCHMARK(read_hal);
+BENCHMARK(sim_readings_hal);
 
-void poll_hal(benchmark::State& state) {
-  Counting c;
+void sim_poll_hal(benchmark::State& state) {
+  SimCounting c;
   for (auto _ : state) c.session.poll();
 }
-BENCHMARK(poll_hal);
+BENCHMARK(sim_poll_hal);
 
-void read_raw(benchmark::State& state) {
-  Counting c;
+void sim_read_raw(benchmark::State& state) {
+  SimCounting c;
   // A P6 model like the session's, its PerfEvtSel0/1 as the session programmed them (EN set).
-  pmc::sim::P6Device d(hal().cpu());
+  pmc::sim::P6Device d(p6_hal().cpu());
   d.write(0x186, c.session.encodings()[0].config | (1ull << 22));
   d.write(0x187, c.session.encodings()[1].config);
   for (auto _ : state) {
@@ -84,9 +231,15 @@ void read_raw(benchmark::State& state) {
     benchmark::DoNotOptimize(d.read(0xC2));
   }
 }
-BENCHMARK(read_raw);
+BENCHMARK(sim_read_raw);
 
-}  // namespace
+// The segment both profiling sides run: 2^20 user cycles over [0x120000000, 0x120001000).
+pmc::OwnedSegment profiled_segment() {
+  pmc::OwnedSegment s(1 << 20);
+  s->pc_begin = 0x120000000;
+  s->pc_end = 0x120001000;
+  return s;
+}
 
 struct Profiling {
   pmc::Hal alpha = [] {
@@ -143,5 +296,28 @@ void profile_raw(benchmark::State& state) {
   }
 }
 BENCHMARK(profile_raw);
+
+// ---------------------------------------------------------------------------------------------
+// Workloads of a million segments
+
+void workload_stream_hal(benchmark::State& state) {
+  const GeneratedWorkload& w = million_segments();
+  for (auto _ : state) benchmark::DoNotOptimize(count_streamed(w.path).cycles);
+}
+BENCHMARK(workload_stream_hal)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void workload_load_hal(benchmark::State& state) {
+  const GeneratedWorkload& w = million_segments();
+  for (auto _ : state) benchmark::DoNotOptimize(count_loaded(w.path).cycles);
+}
+BENCHMARK(workload_load_hal)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void workload_raw(benchmark::State& state) {
+  const GeneratedWorkload& w = million_segments();
+  for (auto _ : state) benchmark::DoNotOptimize(count_on_the_model(w));
+}
+BENCHMARK(workload_raw)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
 
 BENCHMARK_MAIN();

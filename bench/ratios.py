@@ -1,21 +1,222 @@
 #!/usr/bin/env python3
-"""Runs pmc_bench and prints each HAL operation's time as a ratio of its raw alternative.
+"""Measures every figure of docs/performance.md in one run and prints the table of ratios.
 
-usage: bench/ratios.py [build/bench/pmc_bench]
+usage: bench/ratios.py [BUILD_DIR] [--quick] [--no-callgrind] [--json FILE]
+
+BUILD_DIR (default: build) holds bin/pmc_bench, bin/pmc_bench_calls and bin/pmc. Four kinds of
+figure, each next to its raw alternative measured in the same run:
+  time        Google Benchmark medians (CPU time of the process: the system call's kernel time
+              included, another process's time on a shared CPU not) of pmc_bench
+  instructions  user-space instructions per call, from callgrind over pmc_bench_calls (the loop's
+              own cost, op "empty", subtracted); these repeat from run to run where times do not
+  command     median wall time of `pmc stat -- true` (default events, -e task-clock) and of
+              `perf stat -- true`, run alternately, and the user-space instructions of each (the
+              per-process CPU times the kernel accounts here come in whole ticks: useless)
+  workload    a generated one-million-segment workload counted by a session, wall time and the
+              peak resident memory it added
+Nothing here is a pass/fail test: the last column says whether each target is met.
 """
 import json
+import os
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
+import time
 
-exe = sys.argv[1] if len(sys.argv) > 1 else "build/bin/pmc_bench"
-out = subprocess.run([exe, "--benchmark_format=json", "--benchmark_repetitions=5",
-                      "--benchmark_report_aggregates_only=true"],
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+quick = "--quick" in sys.argv
+use_callgrind = "--no-callgrind" not in sys.argv and shutil.which("valgrind")
+json_out = None
+if "--json" in sys.argv:
+    json_out = sys.argv[sys.argv.index("--json") + 1]
+    args = [a for a in args if a != json_out]
+build = args[0] if args else "build"
+bench = os.path.join(build, "bin", "pmc_bench")
+calls = os.path.join(build, "bin", "pmc_bench_calls")
+pmc = os.path.join(build, "bin", "pmc")
+
+rows = []  # (figure, hal, raw, unit, ratio, target text, met)
+
+
+def row(figure, hal, raw, unit, target, met, ratio=None):
+    if ratio is None and hal is not None and raw:
+        ratio = hal / raw
+    rows.append((figure, hal, raw, unit, ratio, target, met))
+
+
+# ---------------------------------------------------------------------------------------------
+# Times: pmc_bench
+reps = "3" if quick else "7"
+out = subprocess.run([bench, "--benchmark_format=json", f"--benchmark_repetitions={reps}",
+                      "--benchmark_report_aggregates_only=true",
+                      "--benchmark_min_time=0.05" if quick else "--benchmark_min_time=0.3"],
                      check=True, capture_output=True, text=True).stdout
 ns = {}
+scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 for b in json.loads(out)["benchmarks"]:
     if b.get("aggregate_name") == "median":
-        ns[b["run_name"]] = b["cpu_time"] if b["time_unit"] == "ns" else b["cpu_time"] * 1000
-pairs = [("encode_hal", "encode_raw"), ("read_hal", "read_raw"), ("poll_hal", "read_raw"),
-         ("profile_hal", "profile_raw")]
-for hal, raw in pairs:
-    print(f"{hal:<12} {ns[hal]:10.1f} ns   {raw:<12} {ns[raw]:8.1f} ns   ratio {ns[hal] / ns[raw]:8.1f}x")
+        ns[b["run_name"].split("/")[0]] = b["cpu_time"] * scale[b["time_unit"]]
+
+
+def t(name):
+    return ns.get(name)
+
+
+row("read, 1 perf event (ns)", t("read1_hal"), t("read1_raw"), "ns", "<= 1.1x raw read()",
+    t("read1_raw") and t("read1_hal") <= 1.1 * t("read1_raw"))
+row("read, 1 event, Readings (ns)", t("read1_hal_readings"), t("read1_raw"), "ns", "(informative)", None)
+row("read, group of 4 (ns)", t("read4_hal"), t("read4_raw"), "ns", "<= 1.1x raw group read",
+    t("read4_raw") and t("read4_hal") <= 1.1 * t("read4_raw"))
+row("start+stop, group of 4 (ns)", t("startstop_hal"), t("startstop_raw"), "ns", "<= 1.05x raw ioctls",
+    t("startstop_raw") and t("startstop_hal") <= 1.05 * t("startstop_raw"))
+if t("read1_papi"):
+    row("read, 1 event vs PAPI_read (ns)", t("read1_hal"), t("read1_papi"), "ns", "< PAPI",
+        t("read1_hal") < t("read1_papi"))
+    row("read, 4 events vs PAPI_read (ns)", t("read4_hal"), t("read4_papi"), "ns", "< PAPI",
+        t("read4_hal") < t("read4_papi"))
+    row("start+stop vs PAPI_start+stop (ns)", t("startstop_hal"), t("startstop_papi"), "ns", "< PAPI",
+        t("startstop_hal") < t("startstop_papi"))
+row("Hal::open, every plugin and catalog (us)", t("open_hal") / 1e3, (t("open_papi") or 0) / 1e3 or None, "us",
+    "< 500 us", t("open_hal") < 500e3)
+row("encode, Zen 4 event (ns)", t("encode_hal"), t("encode_pfm"), "ns", "(time; target in instructions)", None)
+row("encode, P6 event vs hand-packed (ns)", t("encode_p6_hal"), t("encode_p6_raw"), "ns", "(informative)", None)
+row("sim read, 2 counters vs the model (ns)", t("sim_read_hal"), t("sim_read_raw"), "ns", "(informative)", None)
+row("sim Readings vs the model (ns)", t("sim_readings_hal"), t("sim_read_raw"), "ns", "(informative)", None)
+row("sim poll vs the model (ns)", t("sim_poll_hal"), t("sim_read_raw"), "ns", "(informative)", None)
+row("profile read vs the model (ns)", t("profile_hal"), t("profile_raw"), "ns", "(informative)", None)
+row("1M segments streamed vs the model (ms)", t("workload_stream_hal") / 1e6, t("workload_raw") / 1e6, "ms",
+    "< 1000 ms", t("workload_stream_hal") < 1e9)
+row("1M segments loaded vs the model (ms)", t("workload_load_hal") / 1e6, t("workload_raw") / 1e6, "ms",
+    "< 1000 ms", t("workload_load_hal") < 1e9)
+
+# ---------------------------------------------------------------------------------------------
+# Instructions: callgrind
+
+
+def instructions(op, n):
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "cg.out")
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--toggle-collect=*pmcb_loop_measured*",
+                            f"--callgrind-out-file={f}", calls, op, str(n)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return None
+        total = 0
+        with open(f) as cg:
+            for line in cg:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    total = int(line.split()[1])
+        return total / n
+
+
+if use_callgrind:
+    n = 200 if quick else 2000
+    empty = instructions("empty", n) or 0
+    ins = {}
+    for op, count in [("read1_hal", n), ("read1_raw", n), ("read4_hal", n), ("read4_raw", n),
+                      ("startstop_hal", n), ("startstop_raw", n), ("read1_papi", n), ("read4_papi", n),
+                      ("startstop_papi", n), ("encode_hal", n // 10), ("encode_pfm", n // 10),
+                      ("open_hal", 5), ("open_hal_warm", 5)]:
+        v = instructions(op, count)
+        ins[op] = None if v is None else v - empty
+    i = ins.get
+    row("read, 1 event: user instructions", i("read1_hal"), i("read1_raw"), "instr", "< 100",
+        i("read1_hal") is not None and i("read1_hal") < 100)
+    row("read, 4 events: user instructions", i("read4_hal"), i("read4_raw"), "instr", "(informative)", None)
+    row("start+stop: user instructions", i("startstop_hal"), i("startstop_raw"), "instr", "(informative)", None)
+    if i("read1_papi") is not None:
+        row("read, 1 event vs PAPI: instructions", i("read1_hal"), i("read1_papi"), "instr", "(informative)", None)
+        row("start+stop vs PAPI: instructions", i("startstop_hal"), i("startstop_papi"), "instr", "(informative)",
+            None)
+    row("encode vs libpfm4: user instructions", i("encode_hal"), i("encode_pfm"), "instr", "< 0.5x libpfm4",
+        i("encode_pfm") is not None and i("encode_hal") < 0.5 * i("encode_pfm"))
+    row("Hal::open, plugins loaded again: instructions", i("open_hal"), None, "instr", "(informative)", None)
+    row("Hal::open, plugins kept loaded: instructions", i("open_hal_warm"), None, "instr", "(informative)", None)
+
+# ---------------------------------------------------------------------------------------------
+# Commands: pmc stat -- true against perf stat -- true
+
+
+def wall(cmd):
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+runs = 10 if quick else 40
+commands = {"default": [pmc, "stat", "--", "true"], "task-clock": [pmc, "stat", "-e", "task-clock", "--", "true"]}
+if shutil.which("perf"):
+    commands["perf"] = ["perf", "stat", "--", "true"]
+for c in commands.values():  # warm: the page cache, the catalog parse cache
+    subprocess.run(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+walls = {k: [] for k in commands}
+for _ in range(runs):  # alternately, so that noise falls on all alike
+    for k, c in commands.items():
+        walls[k].append(wall(c))
+med = {k: statistics.median(v) * 1e3 for k, v in walls.items()}
+row("pmc stat -- true vs -e task-clock, wall (ms)", med["default"], med["task-clock"], "ms", "no slower",
+    med["default"] <= med["task-clock"] * 1.05)
+
+if "perf" in med:
+    row("pmc stat -- true vs perf stat -- true, wall (ms)", med["default"], med["perf"], "ms", "< 5 ms and < perf",
+        med["default"] < 5 and med["default"] < med["perf"])
+
+else:
+    row("pmc stat -- true, wall (ms)", med["default"], None, "ms", "< 5 ms", med["default"] < 5)
+
+
+def command_instructions(cmd):
+    """User-space instructions of the command's own process (callgrind; its children not followed)."""
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    counts = [int(line.split("Collected :")[1]) for line in r.stderr.splitlines() if "Collected :" in line]
+    return max(counts) if counts else None  # a forked helper reports too: the command is the largest
+
+
+if use_callgrind:
+    ci = {k: command_instructions(c) for k, c in commands.items()}
+    row("pmc stat -- true vs -e task-clock: instructions", ci["default"], ci["task-clock"], "instr", "(informative)",
+        None)
+    if "perf" in ci:
+        row("pmc stat -- true vs perf stat -- true: instructions", ci["default"], ci["perf"], "instr", "(informative)",
+            None)
+
+# ---------------------------------------------------------------------------------------------
+# Workload memory
+
+
+def workload(how):
+    r = subprocess.run([calls, "workload-rss", how], check=True, capture_output=True, text=True).stdout.split()
+    return dict(zip(r[0::2], r[1::2]))
+
+
+for how in ("stream", "load"):
+    w = workload(how)
+    mb = int(w["peak_rss_added_kb"]) / 1024
+    row(f"1M segments {how}ed: memory added (MB)", mb, None, "MB", "< 100 MB", mb < 100)
+    row(f"1M segments {how}ed: CPU time (ms)", float(w["cpu_seconds"]) * 1e3, None, "ms", "< 1000 ms",
+        float(w["cpu_seconds"]) < 1)
+    row(f"1M segments {how}ed: wall (ms)", float(w["seconds"]) * 1e3, None, "ms", "(the CPUs are shared)", None)
+
+# ---------------------------------------------------------------------------------------------
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.2f}" if abs(v) < 10 else f"{v:.1f}"
+
+
+print(f"{'figure':<46} {'pmchal':>11} {'raw/alt':>11} {'ratio':>7}  {'target':<32} met")
+for figure, hal, raw, unit, ratio, target, met in rows:
+    r = f"{ratio:.2f}x" if ratio is not None else "-"
+    m = "" if met is None else ("yes" if met else "NO")
+    print(f"{figure:<46} {fmt(hal):>11} {fmt(raw):>11} {r:>7}  {target:<32} {m}")
+if json_out:
+    with open(json_out, "w") as f:
+        json.dump([dict(zip(("figure", "pmchal", "raw", "unit", "ratio", "target", "met"), r)) for r in rows], f,
+                  indent=2)

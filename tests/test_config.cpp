@@ -71,6 +71,8 @@ plugin_path = ["plugins", "/abs/plugins"]
 events_path = ["mine.toml"]
 cpu = "dumps/p3.txt"
 )");
+  d.write("etc/mine.toml", "");  // the files it names exist (a missing one is an error)
+  d.write("etc/dumps/p3.txt", "");
   pmc::Config c = pmc::load_config(f);
   BOOST_TEST(c.backend == "p6");
   BOOST_TEST(c.access == "sim");
@@ -117,6 +119,7 @@ BOOST_AUTO_TEST_CASE(search_order) {
   auto explicit_file = d.write("explicit.toml", "backend = \"p6\"\n");
   auto env_file = d.write("env.toml", "access = \"sim\"\n");
   auto xdg_file = d.write("xdg/pmc/config.toml", "cpu = \"x.txt\"\n");
+  d.write("xdg/pmc/x.txt", "");
   auto home_file = d.write("home/.config/pmc/config.toml", "backend = \"home\"\n");
   Env env;
   env.set("PMC_CONFIG", env_file.string());

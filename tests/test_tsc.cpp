@@ -65,6 +65,43 @@ BOOST_AUTO_TEST_CASE(no_cpuid_rate_below_leaf_15h_or_when_zero) {
   BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuid(pmc::CpuidTable{}));
 }
 
+BOOST_AUTO_TEST_CASE(hypervisor_timing_leaf) {
+  // CPUID 40000000H EAX: the hypervisor's largest leaf; 40000010H EAX: the TSC in kHz.
+  pmc::CpuidTable t;
+  t.set(0x40000000, 0, {0x40000010, 0x4B4D564B, 0x564B4D56, 0x0000004D});
+  t.set(0x40000010, 0, {2595999, 1000000, 0, 0});  // 2,595,999 kHz, the APIC bus at 1 GHz
+  auto f = pmc::detail::tsc_frequency_from_hypervisor(t);
+  BOOST_REQUIRE(f);
+  BOOST_TEST(f->hz == 2595999000.0);
+  BOOST_TEST(f->uncertainty_hz == 500.0);  // whole kHz
+  BOOST_TEST(f->method.find("40000010H") != std::string::npos, f->method);
+  // A hypervisor whose range stops below the timing leaf (KVM's 40000001H), or that leaves it 0.
+  pmc::CpuidTable kvm;
+  kvm.set(0x40000000, 0, {0x40000001, 0x4B4D564B, 0x564B4D56, 0x0000004D});
+  kvm.set(0x40000010, 0, {2595999, 0, 0, 0});  // present in the table, but beyond the range
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_hypervisor(kvm));
+  pmc::CpuidTable zero;
+  zero.set(0x40000000, 0, {0x40000010, 0, 0, 0});
+  zero.set(0x40000010, 0, {0, 0, 0, 0});
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_hypervisor(zero));
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_hypervisor(pmc::CpuidTable{}));
+}
+
+BOOST_AUTO_TEST_CASE(kernel_calibration_from_the_perf_page) {
+  // A 2 GHz TSC: 0.5 ns a tick, which the kernel writes as time_mult / 2^time_shift with
+  // time_shift 21 and time_mult 2^20 = 1,048,576. One unit of time_mult is 1/1,048,576 of the
+  // rate: 2e9 / 1,048,576 = 1,907.35 Hz.
+  auto f = pmc::detail::tsc_frequency_from_perf_page(true, 1048576, 21);
+  BOOST_REQUIRE(f);
+  BOOST_TEST(f->hz == 2e9);
+  BOOST_TEST(f->uncertainty_hz == 2e9 / 1048576, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(f->method.find("time_mult 1048576, time_shift 21") != std::string::npos, f->method);
+  // No user-space time conversion offered (cap_user_time clear, as on a KVM guest whose
+  // sched_clock is the paravirtual clock), or nothing written yet: no rate.
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_perf_page(false, 1048576, 21));
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_perf_page(true, 0, 21));
+}
+
 BOOST_AUTO_TEST_CASE(measurement_arithmetic) {
   // Brackets of 100 and 200 ticks around clock readings 1 s apart, 3e9 ticks between midpoints.
   pmc::detail::TscSample first{1000, 1000000000, 1100};
@@ -100,8 +137,15 @@ BOOST_AUTO_TEST_CASE(this_machine_rate, *requires_tsc()) {
   BOOST_TEST(f.hz > 0.0);
   BOOST_TEST(f.uncertainty_hz >= 0.0);
   BOOST_TEST(f.uncertainty_hz < f.hz * 0.01, f.method);
+  // The first source that answers: CPUID, the hypervisor's leaf, the kernel, a measurement.
   const bool from_cpuid = pmc::detail::tsc_frequency_from_cpuid(pmc::read_native_cpu().raw).has_value();
-  BOOST_TEST(f.method.rfind(from_cpuid ? "cpuid" : "measured", 0) == 0u, f.method);
+  if (from_cpuid) BOOST_TEST(f.method.rfind("cpuid", 0) == 0u, f.method);
+  else
+    BOOST_TEST((f.method.rfind("hypervisor", 0) == 0u || f.method.rfind("the kernel's", 0) == 0u ||
+                f.method.rfind("measured", 0) == 0u),
+               f.method);
+  // A measurement stops at 100 ppm (or after 30 ms).
+  if (f.method.rfind("measured", 0) == 0u) BOOST_TEST(f.uncertainty_hz <= f.hz * 1e-4 * 1.0001, f.method);
   // Cached: the same answer again.
   BOOST_TEST(pmc::tsc_frequency().hz == f.hz);
 }

@@ -49,8 +49,8 @@ namespace pmc::alpha21064_sim {
 namespace {
 
 constexpr std::uint32_t kIccsr = 0;
-constexpr std::uint32_t kCount0 = 1;
-constexpr std::uint32_t kCount1 = 2;
+// Register 1 and 2 are the two counters (COUNT0, COUNT1), reached through the register file by
+// index; nothing here names them.
 constexpr std::uint32_t kPerfmon = 4;
 constexpr std::uint32_t kLog = 5;
 constexpr std::uint32_t kItems = 6;
@@ -74,7 +74,6 @@ constexpr std::uint64_t kPc1 = 1ull << 0;
 constexpr std::uint64_t kPc0 = 1ull << 3;
 constexpr std::uint64_t kDisable0 = 1ull << 35;
 constexpr std::uint64_t kDisable1 = 1ull << 36;
-constexpr unsigned kCounterWidth = 64;  // of the interrupt count x interval, see above
 constexpr unsigned kMux1Code = 0x10;    // events.toml: code = 0x10 + MUX1
 
 // Interrupt intervals, longer first (the default): sheet 2, PF_C0_INT_EVERY_* / PF_C1_INT_EVERY_*.

@@ -325,7 +325,7 @@ class ArchPerfBackend final : public Backend {
  public:
   Match probe(const CpuInfo& cpu, const EventCatalog&) const override {
     Match m;
-    const std::string who = fmt::format("{} family {} model {}", cpu.vendor, cpu.family, cpu.model);
+    const std::string who = probe_subject(cpu);
     try {
       const Geometry g = geometry(cpu);
       if (!g.refusal.empty()) {

@@ -1,5 +1,6 @@
 #include "access.hpp"
 
+#include "perf_event.hpp"
 #include "text.hpp"
 
 #include <pmc/error.hpp>
@@ -8,12 +9,20 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
 namespace pmc::detail {
 
 Access::~Access() = default;
+
+void Access::read_counts(std::span<Count> out) {
+  std::size_t k = 0;
+  for (const auto& event : read())
+    for (const Count& c : event)
+      if (k < out.size()) out[k++] = c;
+}
 
 std::uint64_t monotonic_ns() {
   return static_cast<std::uint64_t>(
@@ -175,14 +184,16 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
 // ---------------------------------------------------------------------------------------------
 // The register path
 
-RegisterAccess::RegisterAccess(std::shared_ptr<const Context> ctx, DeviceHandle device)
-    : name_("sim"), ctx_(std::move(ctx)), device_(std::move(device)), regs_(device_.device.get()) {}
+RegisterAccess::RegisterAccess(std::shared_ptr<const Context> ctx, DeviceHandle device, AccessOptions options)
+    : name_("sim"), ctx_(std::move(ctx)), options_(std::move(options)), device_(std::move(device)),
+      regs_(device_.device.get()) {}
 
-RegisterAccess::RegisterAccess(std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> msr)
-    : name_("msr"), ctx_(std::move(ctx)), msr_(std::move(msr)), regs_(msr_.get()) {}
+RegisterAccess::RegisterAccess(std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> msr,
+                               AccessOptions options)
+    : name_("msr"), ctx_(std::move(ctx)), options_(std::move(options)), msr_(std::move(msr)), regs_(msr_.get()) {}
 
 RegisterAccess::~RegisterAccess() {
-  if (running_) {
+  if (running_now_) {
     try {
       stop();
     } catch (...) {  // a destructor must not throw; the counters are switched off as far as possible
@@ -190,34 +201,62 @@ RegisterAccess::~RegisterAccess() {
   }
 }
 
-std::vector<Assignment> RegisterAccess::assignments() const {
-  std::vector<Assignment> out;
-  for (std::size_t i = 0; i < encodings_.size(); ++i) out.push_back({counters_[i], &encodings_[i]});
-  return out;
+std::uint64_t RegisterAccess::now() const { return device_.device ? sim_clock_ : monotonic_ns(); }
+
+const std::vector<Assignment>& RegisterAccess::assignments() const {
+  static const std::vector<Assignment> kNone;
+  return assignments_.empty() ? kNone : assignments_[active_];
 }
 
-void RegisterAccess::assign(std::vector<Encoding> encodings, std::vector<const CounterInfo*> counters) {
-  if (running_) throw Error(errc::invalid_argument, "cannot change the events while the counters run");
+void RegisterAccess::assign(std::vector<Encoding> encodings, std::vector<EventSet> sets) {
+  if (running_now_) throw Error(errc::invalid_argument, "cannot change the events while the counters run");
+  set_of_.assign(encodings.size(), 0);
+  counter_of_.assign(encodings.size(), nullptr);
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    if (sets[s].events.size() != sets[s].counters.size())
+      throw Error(errc::invalid_argument, "an event set needs one counter per event");
+    for (std::size_t i = 0; i < sets[s].events.size(); ++i) {
+      const std::size_t e = sets[s].events[i];
+      if (e >= encodings.size() || counter_of_[e])
+        throw Error(errc::invalid_argument, "every event belongs to exactly one event set");
+      set_of_[e] = s;
+      counter_of_[e] = sets[s].counters[i];
+    }
+  }
+  for (const CounterInfo* c : counter_of_)
+    if (!c) throw Error(errc::invalid_argument, "every event belongs to exactly one event set");
   encodings_ = std::move(encodings);
-  counters_ = std::move(counters);
+  sets_ = std::move(sets);
+  active_ = 0;
+  // Each set's assignments, made once: a rotation allocates nothing.
+  assignments_.clear();
+  for (const EventSet& set : sets_) {
+    std::vector<Assignment> a;
+    for (std::size_t i = 0; i < set.events.size(); ++i) a.push_back({set.counters[i], &encodings_[set.events[i]]});
+    assignments_.push_back(std::move(a));
+  }
   totals_.assign(encodings_.size(), 0);
   last_raw_.assign(encodings_.size(), 0);
+  running_.assign(encodings_.size(), 0);
+  enabled_ = 0;
   programmed_ = false;
 }
 
+// Programs the active set (the driver gives a counter no event of the set uses a selection of 0)
+// and zeroes its counters.
 void RegisterAccess::program() {
   const Backend& b = ctx_->backend();
   const PmuContext pc = ctx_->pmu_context();
-  const std::vector<Assignment> set = assignments();
+  const std::vector<Assignment>& set = assignments();
   b.program(*regs_, pc, set);
-  for (const CounterInfo* c : counters_) b.write_counter(*regs_, pc, *c, 0);
+  for (const Assignment& a : set) b.write_counter(*regs_, pc, *a.counter, 0);
   if (profiler_ && !profile_.empty()) profiler_->program_profile(*regs_, pc, set, profile_);
-  last_raw_.assign(encodings_.size(), 0);
+  for (std::size_t e : sets_[active_].events) last_raw_[e] = 0;
   programmed_ = true;
 }
 
 void RegisterAccess::set_profile(const ProfilingDriver* driver, ProfileRequest request) {
-  if (running_) throw Error(errc::invalid_argument, "cannot change profiling while the counters run");
+  if (running_now_) throw Error(errc::invalid_argument, "cannot change profiling while the counters run");
   profiler_ = driver;
   profile_ = std::move(request);
   programmed_ = false;  // programmed with the events at the next start; the counts carry on
@@ -234,57 +273,112 @@ std::optional<PcProfile> RegisterAccess::pc_profile() {
 }
 
 void RegisterAccess::start() {
-  if (running_ || encodings_.empty()) return;
+  if (running_now_ || encodings_.empty()) return;
   if (!programmed_) program();
   ctx_->backend().start(*regs_, ctx_->pmu_context(), assignments());
-  running_ = true;
-  started_ns_ = monotonic_ns();
+  running_now_ = true;
+  started_ = now();
+  slice_start_ = started_;
 }
 
-void RegisterAccess::poll() {
+void RegisterAccess::fold() {
+  if (sets_.empty()) return;
   const Backend& b = ctx_->backend();
   const PmuContext pc = ctx_->pmu_context();
-  for (std::size_t i = 0; i < encodings_.size(); ++i) {
-    const CounterInfo& c = *counters_[i];
-    std::uint64_t raw = b.read_counter(*regs_, pc, c);
-    std::uint64_t mask = c.width >= 64 ? ~0ull : (1ull << c.width) - 1;
-    totals_[i] += (raw - last_raw_[i]) & mask;  // wrap-corrected delta
-    last_raw_[i] = raw;
+  const EventSet& set = sets_[active_];
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    const std::size_t e = set.events[i];
+    const CounterInfo& c = *set.counters[i];
+    const std::uint64_t raw = b.read_counter(*regs_, pc, c);
+    totals_[e] += (raw - last_raw_[e]) & c.width_mask();  // wrap-corrected delta
+    last_raw_[e] = raw;
   }
 }
 
+void RegisterAccess::close_slice(std::uint64_t t) {
+  for (std::size_t e : sets_[active_].events) running_[e] += t - slice_start_;
+  slice_start_ = t;
+}
+
+// The active set's slice is over: its counters stop and are folded, the next set is programmed
+// onto them and started.
+void RegisterAccess::rotate() {
+  const Backend& b = ctx_->backend();
+  const PmuContext pc = ctx_->pmu_context();
+  b.stop(*regs_, pc, assignments());
+  fold();
+  close_slice(now());
+  active_ = (active_ + 1) % sets_.size();
+  program();
+  b.start(*regs_, pc, assignments());
+  ++rotations_;
+}
+
+void RegisterAccess::poll() {
+  fold();
+  if (running_now_ && !device_.device && sets_.size() > 1 && now() - slice_start_ >= options_.rotation_ns) rotate();
+}
+
+void RegisterAccess::advance(std::uint64_t cycles) {
+  if (!running_now_ || !device_.device) return;
+  sim_clock_ += cycles;
+  if (sets_.size() > 1 && sim_clock_ - slice_start_ >= options_.rotation_cycles) rotate();
+}
+
+std::uint64_t RegisterAccess::cycles_to_rotation() const {
+  if (!running_now_ || !device_.device || sets_.size() < 2) return ~0ull;
+  const std::uint64_t used = sim_clock_ - slice_start_;
+  return used >= options_.rotation_cycles ? 1 : options_.rotation_cycles - used;
+}
+
 void RegisterAccess::stop() {
-  if (!running_) return;
+  if (!running_now_) return;
   ctx_->backend().stop(*regs_, ctx_->pmu_context(), assignments());
-  running_ = false;
-  enabled_ns_ += monotonic_ns() - started_ns_;
-  poll();
+  running_now_ = false;
+  fold();
+  const std::uint64_t t = now();  // one instant: the sets' running times add up to the enabled time
+  close_slice(t);
+  enabled_ += t - started_;
 }
 
 void RegisterAccess::reset() {
   const Backend& b = ctx_->backend();
   if (programmed_) {
     const PmuContext pc = ctx_->pmu_context();
-    for (const CounterInfo* c : counters_) b.write_counter(*regs_, pc, *c, 0);
+    for (const Assignment& a : assignments()) b.write_counter(*regs_, pc, *a.counter, 0);
     if (profiler_ && !profile_.empty()) profiler_->clear_profile(*regs_, pc, profile_);
   }
   totals_.assign(encodings_.size(), 0);
   last_raw_.assign(encodings_.size(), 0);
-  enabled_ns_ = 0;
-  if (running_) started_ns_ = monotonic_ns();
+  running_.assign(encodings_.size(), 0);
+  enabled_ = 0;
+  if (running_now_) started_ = slice_start_ = now();
+}
+
+void RegisterAccess::read_counts(std::span<Count> out) {
+  if (running_now_) fold();
+  const std::uint64_t t = now();
+  const std::uint64_t enabled = enabled_ + (running_now_ ? t - started_ : 0);
+  for (std::size_t e = 0; e < encodings_.size() && e < out.size(); ++e) {
+    std::uint64_t running = running_[e];
+    if (running_now_ && set_of_[e] == active_) running += t - slice_start_;
+    Count c;
+    if (sets_.size() < 2) {  // every event has its own counter all the time: no scaling
+      c.value = totals_[e];
+      c.time_enabled = enabled;
+      c.time_running = enabled;
+    } else {
+      c = scale_count(totals_[e], enabled, running);
+    }
+    out[e] = c;
+  }
 }
 
 std::vector<std::vector<Count>> RegisterAccess::read() {
-  if (running_) poll();
-  const std::uint64_t enabled = enabled_ns_ + (running_ ? monotonic_ns() - started_ns_ : 0);
+  std::vector<Count> counts(encodings_.size());
+  read_counts(counts);
   std::vector<std::vector<Count>> out;
-  for (std::size_t i = 0; i < encodings_.size(); ++i) {
-    Count c;
-    c.value = totals_[i];
-    c.time_enabled = enabled;
-    c.time_running = enabled;  // every event has its own counter: no multiplexing
-    out.push_back({c});
-  }
+  for (const Count& c : counts) out.push_back({c});
   return out;
 }
 

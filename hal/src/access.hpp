@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,13 @@ struct AccessOptions {
   std::filesystem::path proc_root = "/proc";    // <root>/sys/kernel/nmi_watchdog, perf_event_paranoid
   std::filesystem::path sysfs_root = "/sys";    // <root>/bus/event_source/devices/cpu
   bool load_msr_module = true;                  // run `modprobe msr` when the device is missing (root only)
+  // Multiplexing on the register path (more event sets than one): how long each set stays on
+  // the counters before the next one is programmed. Access "sim": cycles of the workload
+  // Session::run drives through the device; access "msr": ns of wall-clock time, checked by
+  // poll() (4 ms, the kernel's default perf_event_mux_interval_ms).
+  static constexpr std::uint64_t kRotationCycles = 100'000;
+  std::uint64_t rotation_cycles = kRotationCycles;
+  std::uint64_t rotation_ns = 4'000'000;
 };
 
 // One event's count as an access method reports it.
@@ -62,6 +70,11 @@ class Access {
   virtual void poll() {}
   // Per event in the order added: one Count, or one per CPU (Scope each_cpu).
   [[nodiscard]] virtual std::vector<std::vector<Count>> read() = 0;
+  // The hot path: the same counts, event-major, into out (events x counts_per_event() of
+  // them), allocating nothing. The default copies read(); the access methods override it.
+  virtual void read_counts(std::span<Count> out);
+  // Counts per event: one, or one per CPU counted separately (Scope each_cpu).
+  [[nodiscard]] virtual std::size_t counts_per_event() const { return 1; }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -112,22 +125,56 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec);
 
 // ---------------------------------------------------------------------------------------------
 // The register path: the backend's driver on a RegisterFile.
+//
+// Multiplexing: the session splits its backend events into event sets, each of which the PMU
+// holds at once (a user's group stays in one set). With one set every event has its counter all
+// the time. With several, the sets take turns on the counters, as the kernel rotates perf
+// groups: each set runs for one slice (AccessOptions::rotation_cycles of the simulated workload
+// on access "sim", rotation_ns of wall-clock time on access "msr"), then the counters are stopped,
+// folded, reprogrammed with the next set and started again. Each event keeps the time it was
+// enabled (the session's) and the time its set was on the counters, and its count is scaled to
+// the enabled time (scale_count, extrapolated) like a multiplexed perf event. Times are cycles of
+// the simulated workload on "sim" (the device has no clock) and ns on "msr".
+struct EventSet {
+  std::vector<std::size_t> events;             // indexes into the access's encodings
+  std::vector<const CounterInfo*> counters;    // parallel: where each one counts in this set
+};
+
 class RegisterAccess final : public Access {
  public:
   // Access "sim": the device a model plugin built.
-  RegisterAccess(std::shared_ptr<const Context> ctx, DeviceHandle device);
+  RegisterAccess(std::shared_ptr<const Context> ctx, DeviceHandle device, AccessOptions options = {});
   // Access "msr": the MSR device.
-  RegisterAccess(std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> msr);
+  RegisterAccess(std::shared_ptr<const Context> ctx, std::unique_ptr<RegisterFile> msr, AccessOptions options = {});
   ~RegisterAccess() override;
   [[nodiscard]] std::string_view name() const override { return name_; }
-  // Replaces the event set (the session reschedules all backend events on each add); only
-  // while stopped. The counts restart from zero.
-  void assign(std::vector<Encoding> encodings, std::vector<const CounterInfo*> counters);
+  // Replaces the event set(s) (the session regroups all backend events on each add); only while
+  // stopped. Every event is in exactly one set. The counts restart from zero.
+  void assign(std::vector<Encoding> encodings, std::vector<EventSet> sets);
   void start() override;
   void stop() override;
   void reset() override;
+  // Folds the active set's counters; on "msr", rotates to the next set once its slice is over.
   void poll() override;
   [[nodiscard]] std::vector<std::vector<Count>> read() override;
+  void read_counts(std::span<Count> out) override;  // allocates nothing
+  // Access "sim": the device ran `cycles` cycles (Session::run calls it after each chunk): the
+  // session's time advances, and the next set is programmed when the active one's slice is over.
+  void advance(std::uint64_t cycles);
+  // Access "sim": cycles until the active set's slice ends (the most Session::run may run in one
+  // chunk); no limit with one set or while stopped.
+  [[nodiscard]] std::uint64_t cycles_to_rotation() const;
+  [[nodiscard]] std::size_t set_count() const { return sets_.size(); }
+  [[nodiscard]] std::size_t active_set() const { return active_; }
+  [[nodiscard]] std::uint64_t rotations() const { return rotations_; }
+  // The counter an event uses (in its set).
+  [[nodiscard]] const CounterInfo* counter(std::size_t event) const { return counter_of_.at(event); }
+  // Session::run's fast forward (internal; one event set): an event's 64-bit total as folded so
+  // far, and an amount added to it: the whole wraps of its counter when the device went through
+  // a long segment in one run() call (a fold sees the difference modulo 2^width only).
+  [[nodiscard]] std::size_t events() const { return encodings_.size(); }
+  [[nodiscard]] std::uint64_t total(std::size_t event) const { return totals_.at(event); }
+  void add_to_total(std::size_t event, std::uint64_t amount) { totals_.at(event) += amount; }
   // Profiling through the backend's ProfilingDriver; only while stopped. The request is
   // programmed with the events at the next start.
   void set_profile(const ProfilingDriver* driver, ProfileRequest request);
@@ -139,23 +186,36 @@ class RegisterAccess final : public Access {
 
  private:
   void program();
-  [[nodiscard]] std::vector<Assignment> assignments() const;
+  void rotate();
+  void fold();               // the active set's counters into the 64-bit totals
+  void close_slice(std::uint64_t t);  // the active set's running time up to t
+  [[nodiscard]] std::uint64_t now() const;  // cycles (sim) or ns (msr)
+  [[nodiscard]] const std::vector<Assignment>& assignments() const;  // of the active set
 
   std::string name_;
   std::shared_ptr<const Context> ctx_;
+  AccessOptions options_;
   DeviceHandle device_;                 // access "sim"
   std::unique_ptr<RegisterFile> msr_;   // access "msr"
   RegisterFile* regs_ = nullptr;        // the one in use
   std::vector<Encoding> encodings_;
-  std::vector<const CounterInfo*> counters_;
+  std::vector<EventSet> sets_;
+  std::vector<std::vector<Assignment>> assignments_;  // per set
+  std::vector<std::size_t> set_of_;               // per event
+  std::vector<const CounterInfo*> counter_of_;    // per event
+  std::size_t active_ = 0;
+  std::uint64_t rotations_ = 0;
   const ProfilingDriver* profiler_ = nullptr;
   ProfileRequest profile_;
-  std::vector<std::uint64_t> totals_;    // 64-bit counts
-  std::vector<std::uint64_t> last_raw_;  // hardware value at the last poll
-  bool running_ = false;
+  std::vector<std::uint64_t> totals_;    // 64-bit counts while on a counter (unscaled)
+  std::vector<std::uint64_t> last_raw_;  // hardware value at the last fold
+  std::vector<std::uint64_t> running_;   // per event: time its set was on the counters
+  bool running_now_ = false;
   bool programmed_ = false;
-  std::uint64_t started_ns_ = 0;
-  std::uint64_t enabled_ns_ = 0;
+  std::uint64_t sim_clock_ = 0;         // access "sim": cycles advanced while counting
+  std::uint64_t started_ = 0;           // now() at the last start
+  std::uint64_t enabled_ = 0;           // time counted before the last start
+  std::uint64_t slice_start_ = 0;       // now() when the active set went on the counters
 };
 
 // Monotonic nanoseconds (the session's wall clock for time_enabled).

@@ -65,10 +65,24 @@ bool applies_to(const std::vector<std::string>& cpus, std::string_view tag) {
 
 }  // namespace
 
+std::string probe_subject(const CpuInfo& cpu) {
+  // The CPU as its own identification says it: family/model for x86, the MIDR part for Arm.
+  switch (cpu.isa) {
+    case Isa::aarch64:
+      return fmt::format("{} part {:#05x} r{}p{}", cpu.vendor.empty() ? "unknown implementer" : cpu.vendor,
+                         cpu.arm.part, cpu.arm.variant, cpu.arm.revision);
+    case Isa::other:
+      return fmt::format("{} ({})", cpu.brand.empty() ? "an unknown CPU" : cpu.brand,
+                         cpu.vendor.empty() ? "not x86" : cpu.vendor);
+    case Isa::x86:
+      break;
+  }
+  return fmt::format("{} family {} model {}", cpu.vendor.empty() ? "unknown vendor" : cpu.vendor, cpu.family, cpu.model);
+}
+
 Match probe_table(const CpuInfo& cpu, const EventCatalog& data) {
   const std::string& backend = data.backend();
-  const std::string who = fmt::format("{} family {} model {}", cpu.vendor.empty() ? "unknown vendor" : cpu.vendor,
-                                      cpu.family, cpu.model);
+  const std::string who = probe_subject(cpu);
   for (const ProbeRule& r : data.pmu().probe) {
     if (!r.vendors.empty() && std::find(r.vendors.begin(), r.vendors.end(), cpu.vendor) == r.vendors.end()) continue;
     if (!in(r.families, cpu.family) || !in(r.models, cpu.model) || !in(r.steppings, cpu.stepping)) continue;

@@ -1,4 +1,7 @@
 // The events TOML loader (docs/event-format.md) and catalog queries.
+#include "catalog_cache.hpp"
+#include "encode_tables.hpp"
+#include "root_safety.hpp"
 #include "toml_util.hpp"
 
 #include "text.hpp"
@@ -634,65 +637,263 @@ struct CatalogLoader {
 }  // namespace detail
 
 void EventCatalog::load_string(std::string_view toml_text, const std::string& name, std::string_view backend) {
+  materialize();
+  cache_key_ = detail::CatalogCache::kUncacheable;  // no file to key it by
   toml::table doc = detail::parse_toml_string(toml_text, name);
-  detail::CatalogLoader::load(*this, doc, name, backend);
+  try {
+    detail::CatalogLoader::load(*this, doc, name, backend);
+  } catch (...) {
+    build_index();
+    throw;
+  }
+  build_index();
 }
 
 void EventCatalog::load(const std::filesystem::path& path, std::string_view backend) {
   namespace fs = std::filesystem;
+  // As root, events files others can write are refused (they decide what root programs).
+  if (auto why = detail::unsafe_for_root(path))
+    throw Error(errc::permission, fmt::format("{}: not read: {}", path.string(), *why));
   std::error_code ec;
+  std::vector<fs::path> files;
   if (fs::is_directory(path, ec)) {
-    std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(path, ec))
       if (entry.path().extension() == ".toml") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) load(f, backend);
-    return;
+    for (const auto& f : files)
+      if (auto why = detail::unsafe_for_root(f))
+        throw Error(errc::permission, fmt::format("{}: events file not read: {}", f.string(), *why));
+  } else {
+    if (!fs::exists(path, ec)) throw Error(errc::io, fmt::format("{}: no such events file or directory", path.string()));
+    files.push_back(path);
   }
-  if (!fs::exists(path, ec)) throw Error(errc::io, fmt::format("{}: no such events file or directory", path.string()));
-  toml::table doc = detail::parse_toml_file(path);
-  detail::CatalogLoader::load(*this, doc, path.string(), backend);
+  // The parse cache: these files, unchanged since a load that began as this catalog did, give
+  // what that load gave (its events decoded only when asked for).
+  const std::string key = detail::CatalogCache::step_key(*this, path, backend, files);
+  if (!key.empty() && detail::CatalogCache::restore(*this, key)) return;
+  materialize();
+  try {
+    for (const auto& f : files) {
+      toml::table doc = detail::parse_toml_file(f);
+      detail::CatalogLoader::load(*this, doc, f.string(), backend);
+    }
+  } catch (...) {
+    cache_key_ = detail::CatalogCache::kUncacheable;  // half loaded
+    build_index();
+    throw;
+  }
+  build_index();
+  cache_key_ = key.empty() ? std::string(detail::CatalogCache::kUncacheable) : key;
+  if (!key.empty()) detail::CatalogCache::store(*this);
 }
 
 namespace {
 bool applies(const EventDef& e, std::string_view tag) {
   return tag.empty() || e.cpus.empty() || std::find(e.cpus.begin(), e.cpus.end(), tag) != e.cpus.end();
 }
+
+// Case-insensitive (ASCII) FNV-1a: the lookup tables' hash.
+std::uint64_t folded_hash(std::string_view s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    h = (h ^ (u >= 'A' && u <= 'Z' ? u + 32u : u)) * 1099511628211ull;
+  }
+  return h;
+}
+
+bool folded_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (a == b) return true;  // names are mostly written as the catalog spells them
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x >= 'A' && x <= 'Z') x = static_cast<unsigned char>(x + 32);
+    if (y >= 'A' && y <= 'Z') y = static_cast<unsigned char>(y + 32);
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// A power of two at least twice n (at most half full), at least 8.
+std::size_t table_size(std::size_t n) {
+  std::size_t size = 8;
+  while (size < 2 * n) size *= 2;
+  return size;
+}
+
+// Inserts value (never 0) at the first free slot of key's probe sequence: entries of one key
+// are met in the order they were inserted.
+template <class T>
+void insert_slot(std::vector<T>& table, std::string_view key, T value, const T& empty) {
+  const std::size_t mask = table.size() - 1;
+  for (std::size_t i = folded_hash(key) & mask;; i = (i + 1) & mask)
+    if (table[i] == empty) {
+      table[i] = value;
+      return;
+    }
+}
 }  // namespace
+
+void EventCatalog::build_index() const {
+  std::size_t aliases = 0, generics = 0;
+  for (const auto& e : events_) {
+    aliases += e.aliases.size();
+    generics += !e.generic.empty();
+    if (e.unit_masks)
+      for (const auto& m : e.unit_masks->masks) generics += !m.generic.empty();
+  }
+  name_index_.assign(table_size(events_.size()), 0);
+  alias_index_.assign(table_size(aliases), 0);
+  generic_index_.assign(table_size(generics), {0, 0});
+  // An entry keeps the upper half of its key's hash beside the position, so that a probe compares
+  // strings only where the hashes agree.
+  auto entry = [](std::string_view key, std::size_t i) {
+    return (folded_hash(key) >> 32 << 32) | static_cast<std::uint64_t>(i + 1);
+  };
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    const EventDef& e = events_[i];
+    const auto at = static_cast<std::uint32_t>(i + 1);
+    insert_slot<std::uint64_t>(name_index_, e.name, entry(e.name, i), 0);
+    for (const auto& a : e.aliases) insert_slot<std::uint64_t>(alias_index_, a, entry(a, i), 0);
+    // Generic names in event order; an event's own before its unit masks' (find_generic's order).
+    if (!e.generic.empty()) insert_slot<std::pair<std::uint32_t, std::uint32_t>>(generic_index_, e.generic, {at, 0}, {0, 0});
+    if (e.unit_masks)
+      for (std::size_t m = 0; m < e.unit_masks->masks.size(); ++m)
+        if (!e.unit_masks->masks[m].generic.empty())
+          insert_slot<std::pair<std::uint32_t, std::uint32_t>>(generic_index_, e.unit_masks->masks[m].generic,
+                                                               {at, static_cast<std::uint32_t>(m + 1)}, {0, 0});
+  }
+  detail::EncodeTables::build(*this);
+}
+
+const std::vector<EventDef>& EventCatalog::events() const {
+  materialize();
+  return events_;
+}
 
 // A name has at most one definition per CPU tag (the loader keeps definitions of one name on
 // disjoint CPUs), so with a tag the first match is the only one; with no tag it is the first
-// definition in catalog order.
+// definition in catalog order (the probe sequence meets a name's definitions in that order).
 const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) const {
-  for (const auto& e : events_)
-    if (iequal(e.name, name) && applies(e, tag)) return &e;
+  materialize();
+  if (name_index_.empty()) return nullptr;
+  const std::uint64_t h = folded_hash(name), high = h >> 32 << 32;
+  for (std::size_t mask = name_index_.size() - 1, i = h & mask; name_index_[i]; i = (i + 1) & mask) {
+    if ((name_index_[i] >> 32 << 32) != high) continue;
+    const EventDef& e = events_[(name_index_[i] & 0xFFFFFFFFu) - 1];
+    if (applies(e, tag) && folded_equal(e.name, name)) return &e;
+  }
   // Names first, so an event of a later file named like an earlier event's alias wins.
-  for (const auto& e : events_)
-    if (applies(e, tag))
-      for (const auto& a : e.aliases)
-        if (iequal(a, name)) return &e;
-  return nullptr;
+  const EventDef* best = nullptr;
+  for (std::size_t mask = alias_index_.size() - 1, i = h & mask; alias_index_[i]; i = (i + 1) & mask) {
+    if ((alias_index_[i] >> 32 << 32) != high) continue;
+    const EventDef& e = events_[(alias_index_[i] & 0xFFFFFFFFu) - 1];
+    if (!applies(e, tag) || (best && best < &e)) continue;
+    for (const auto& a : e.aliases)
+      if (folded_equal(a, name)) best = &e;
+  }
+  return best;
 }
 
+const EventDef* EventCatalog::find_generic_mask(std::string_view given, std::string_view tag,
+                                                const UnitMask** mask) const {
+  materialize();
+  if (mask) *mask = nullptr;
+  if (generic_index_.empty()) return nullptr;
+  const std::string_view generic = detail::perf_generic_name(given);
+  // The first event in catalog order with the name as its own generic or a unit mask's.
+  std::pair<std::uint32_t, std::uint32_t> best{0, 0};
+  for (std::size_t m = generic_index_.size() - 1, i = folded_hash(generic) & m; generic_index_[i].first;
+       i = (i + 1) & m) {
+    const auto [at, unit] = generic_index_[i];
+    const EventDef& e = events_[at - 1];
+    if (!applies(e, tag)) continue;
+    const std::string& name = unit ? e.unit_masks->masks[unit - 1].generic : e.generic;
+    if (!folded_equal(name, generic)) continue;
+    if (best.first == 0 || at < best.first || (at == best.first && unit < best.second)) best = {at, unit};
+  }
+  if (best.first == 0) return nullptr;
+  const EventDef& e = events_[best.first - 1];
+  if (mask && best.second) *mask = &e.unit_masks->masks[best.second - 1];
+  return &e;
+}
 
 const EventDef* EventCatalog::find_generic(std::string_view given, std::string_view tag,
                                            std::vector<std::string>* masks) const {
-  const std::string_view generic = detail::perf_generic_name(given);
-  for (const auto& e : events_) {
-    if (!applies(e, tag)) continue;
-    if (iequal(e.generic, generic)) {
-      if (masks) masks->clear();
-      return &e;
-    }
-    if (e.unit_masks)
-      for (const auto& m : e.unit_masks->masks)
-        if (iequal(m.generic, generic)) {
-          if (masks) *masks = {m.name};
-          return &e;
-        }
+  const UnitMask* mask = nullptr;
+  const EventDef* e = find_generic_mask(given, tag, &mask);
+  if (e && masks) {
+    masks->clear();
+    if (mask) masks->push_back(mask->name);
   }
-  return nullptr;
+  return e;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The encoder's tables (encode_tables.hpp)
+
+namespace detail {
+
+const EncodeTables* EncodeTables::of(const EventCatalog& c) {
+  c.materialize();
+  return c.encode_tables_.get();
+}
+
+const ModifierDef& EncodeTables::definition(const EventCatalog& c, const Modifier& m) {
+  return m.def < c.modifiers_.size() ? c.modifiers_[m.def] : builtin_modifiers()[m.def - c.modifiers_.size()];
+}
+
+std::size_t EncodeTables::position(const EventCatalog& c, const EventDef* def) {
+  if (c.events_.empty() || def < c.events_.data() || def >= c.events_.data() + c.events_.size())
+    return std::string_view::npos;
+  return static_cast<std::size_t>(def - c.events_.data());
+}
+
+EncodeTables::Field EncodeTables::Field::of(const std::optional<BitField>& f) {
+  Field out;
+  if (!f || !f->present()) return out;
+  out.present = true;
+  out.contiguous = f->count == 1;
+  out.low = f->low();
+  out.mask = f->mask();
+  out.max = f->max_value();
+  out.bits = *f;
+  return out;
+}
+
+void EncodeTables::build(const EventCatalog& c) {
+  auto t = std::make_shared<EncodeTables>();
+  t->event = Field::of(c.format_.field("event"));
+  t->umask = Field::of(c.format_.field("umask"));
+  for (const auto& f : c.pmu_.driver_fields)
+    if (auto field = c.format_.field(f)) t->driver_mask |= field->mask();
+  // The modifiers by name, as EventCatalog::modifier() finds them: declared, then built in.
+  std::vector<std::string_view> names;
+  auto add = [&](const ModifierDef& m, std::size_t def) {
+    Modifier r;
+    r.def = static_cast<std::uint32_t>(def);
+    if (!m.field.empty()) r.field = Field::of(c.format_.field(m.field));
+    t->modifiers.push_back(r);
+    names.push_back(m.name);
+  };
+  for (std::size_t i = 0; i < c.modifiers_.size(); ++i)
+    if (std::find(names.begin(), names.end(), c.modifiers_[i].name) == names.end()) add(c.modifiers_[i], i);
+  const auto& builtins = builtin_modifiers();
+  for (std::size_t i = 0; i < builtins.size(); ++i)
+    if (std::find(names.begin(), names.end(), builtins[i].name) == names.end())
+      add(builtins[i], c.modifiers_.size() + i);
+  t->first.reserve(c.events_.size());
+  for (const auto& e : c.events_) {
+    t->first.push_back(static_cast<std::uint32_t>(t->ids.size()));
+    for (const auto& m : e.modifiers) {
+      const auto it = std::find(names.begin(), names.end(), m);
+      t->ids.push_back(it == names.end() ? kUnknown : static_cast<std::uint16_t>(it - names.begin()));
+    }
+  }
+  c.encode_tables_ = std::move(t);
+}
+
+}  // namespace detail
 
 const std::vector<ModifierDef>& builtin_modifiers() {
   using K = ModifierDef::Kind;
@@ -728,6 +929,7 @@ const ModifierDef* EventCatalog::modifier(std::string_view name) const {
 }
 
 std::vector<const EventDef*> EventCatalog::for_cpu(std::string_view tag) const {
+  materialize();
   std::vector<const EventDef*> out;
   for (const auto& e : events_)
     if (applies(e, tag)) out.push_back(&e);
@@ -735,6 +937,7 @@ std::vector<const EventDef*> EventCatalog::for_cpu(std::string_view tag) const {
 }
 
 std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::string_view tag) const {
+  materialize();
   std::vector<std::string> problems;
   if (!format_.field("event")) problems.push_back("the register format has no 'event' field");
   for (const auto& e : events_) {

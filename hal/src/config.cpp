@@ -1,3 +1,5 @@
+#include "config.hpp"
+#include "root_safety.hpp"
 #include "toml_util.hpp"
 
 #include <pmc/error.hpp>
@@ -6,6 +8,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace pmc {
 
@@ -22,9 +26,20 @@ fs::path relative_to(const fs::path& base, const std::string& p) {
 }  // namespace
 
 Config load_config(const fs::path& file) {
+  // As root, a config others can write would let them choose the plugins root loads.
+  if (auto why = detail::unsafe_for_root(file))
+    throw Error(errc::permission, fmt::format("{}: not read: {}", file.string(), *why));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(errc::io, fmt::format("{}: cannot read file", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return detail::parse_config(text.str(), file);
+}
+
+Config detail::parse_config(std::string_view text, const fs::path& file) {
   Config cfg;
-  toml::table doc = detail::parse_toml_file(file);
-  detail::check_keys(doc, {"backend", "access", "plugin_path", "events_path", "cpu"}, "the config file");
+  toml::table doc = detail::parse_toml_string(text, file.string());
+  detail::check_keys(doc, {"backend", "access", "plugin_path", "events_path", "cpu", "regions"}, "the config file");
   fs::path base = fs::absolute(file).lexically_normal().parent_path();
   cfg.file = file;
   auto mark = [&](std::string_view key) { cfg.origin[std::string(key)].where = detail::where(detail::node_of(doc, key)); };
@@ -47,7 +62,16 @@ Config load_config(const fs::path& file) {
     mark("plugin_path");
   }
   if (auto paths = detail::get_strings(doc, "events_path")) {
-    for (const auto& p : *paths) cfg.events_path.push_back(relative_to(base, p));
+    const toml::array& items = *detail::node_of(doc, "events_path").as_array();
+    for (std::size_t i = 0; i < paths->size(); ++i) {
+      const fs::path p = relative_to(base, (*paths)[i]);
+      std::error_code ec;
+      if (!fs::exists(p, ec))
+        detail::fail_at(items[i], errc::not_found,
+                        fmt::format("'events_path' entry \"{}\": no such events file or directory ({})", (*paths)[i],
+                                    p.string()));
+      cfg.events_path.push_back(p);
+    }
     mark("events_path");
   }
   if (auto cpu = detail::get_string(doc, "cpu")) {
@@ -57,7 +81,34 @@ Config load_config(const fs::path& file) {
     std::error_code ec;
     bool bare_name = cpu->find('/') == std::string::npos && !fs::exists(base / *cpu, ec);
     cfg.cpu = *cpu == "native" || bare_name ? *cpu : relative_to(base, *cpu).string();
+    if (*cpu != "native" && !fs::exists(bare_name ? resolve_data(*cpu, DataKind::cpuid_dump) : fs::path(cfg.cpu), ec))
+      detail::fail_at(detail::node_of(doc, "cpu"), errc::not_found,
+                      bare_name ? fmt::format("'cpu' = \"{}\" is neither a CPUID dump file ({}) nor the name of a "
+                                              "bundled one ({})",
+                                              *cpu, (base / *cpu).string(),
+                                              (default_paths().data / "cpuid" / (*cpu + ".txt")).string())
+                                : fmt::format("'cpu' = \"{}\": no such CPUID dump file ({})", *cpu, cfg.cpu));
     mark("cpu");
+  }
+  // [regions] (docs/regions.md): what region instrumentation counts, and where it writes.
+  if (doc.contains("regions")) {
+    const toml::table* regions = doc["regions"].as_table();
+    if (!regions) detail::fail_at(detail::node_of(doc, "regions"), errc::invalid_argument, "'regions' must be a table");
+    detail::check_keys(*regions, {"events", "output"}, "[regions]");
+    if (auto events = detail::get_strings(*regions, "events")) {
+      const toml::array& items = *detail::node_of(*regions, "events").as_array();
+      for (std::size_t i = 0; i < events->size(); ++i)
+        if ((*events)[i].empty())
+          detail::fail_at(items[i], errc::invalid_argument, "[regions] events: an event string is empty");
+      cfg.region_events = std::move(*events);
+      cfg.origin["regions.events"].where = detail::where(detail::node_of(*regions, "events"));
+    }
+    if (auto output = detail::get_string(*regions, "output")) {
+      if (output->empty())
+        detail::fail_at(detail::node_of(*regions, "output"), errc::invalid_argument, "[regions] output: the file name is empty");
+      cfg.region_output = relative_to(base, *output);
+      cfg.origin["regions.output"].where = detail::where(detail::node_of(*regions, "output"));
+    }
   }
   return cfg;
 }

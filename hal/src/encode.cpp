@@ -4,6 +4,7 @@
 // this and add their own rules.
 #include <pmc/sdk/backend.hpp>
 
+#include "encode_tables.hpp"
 #include "text.hpp"
 
 #include <pmc/error.hpp>
@@ -11,15 +12,29 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
-#include <map>
+#include <charconv>
+#include <optional>
 
 namespace pmc {
 
 namespace {
 
-using detail::iequal;
 using detail::join;
+
+// Case-insensitive ASCII comparison (event and unit-mask names are ASCII): no locale calls.
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x == y) continue;
+    if (x >= 'A' && x <= 'Z') x = static_cast<unsigned char>(x + 32);
+    if (y >= 'A' && y <= 'Z') y = static_cast<unsigned char>(y + 32);
+    if (x != y) return false;
+  }
+  return true;
+}
 
 bool accepts(const EventDef& def, std::string_view modifier) {
   return std::find(def.modifiers.begin(), def.modifiers.end(), modifier) != def.modifiers.end();
@@ -35,14 +50,92 @@ bool has_unit_mask(const EventDef& def, std::string_view name) {
 
 namespace {
 
-Encoding encode_definition(const EventSpec& spec, const EventDef& def_in, std::vector<std::string> masks,
-                           std::vector<std::size_t> mask_columns, std::string generic, bool by_generic,
-                           const EventCatalog& catalog, const PmuInfo& pmu);
+// A list on the stack for up to N elements (an event string names a few unit masks and
+// modifiers, an event accepts a few modifiers), on the heap beyond: encoding allocates nothing
+// but the Encoding it returns.
+template <class T, std::size_t N = 16>
+class Few {
+ public:
+  Few() = default;
+  Few(std::size_t n, const T& value) {
+    for (std::size_t i = 0; i < n; ++i) push_back(value);
+  }
+  Few(const Few&) = delete;
+  Few& operator=(const Few&) = delete;
+  void push_back(const T& value) {
+    if (size_ < N) [[likely]] {
+      inline_[size_++] = value;
+      return;
+    }
+    spill(value);
+  }
+  void append(const T* from, std::size_t n) {
+    if (size_ + n <= N) {
+      std::copy(from, from + n, inline_.data() + size_);
+      size_ += n;
+      return;
+    }
+    for (std::size_t i = 0; i < n; ++i) push_back(from[i]);
+  }
+  [[nodiscard]] T* begin() { return size_ > N ? heap_.data() : inline_.data(); }
+  [[nodiscard]] T* end() { return begin() + size_; }
+  [[nodiscard]] const T* begin() const { return size_ > N ? heap_.data() : inline_.data(); }
+  [[nodiscard]] const T* end() const { return begin() + size_; }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  T& operator[](std::size_t i) { return begin()[i]; }
+  const T& operator[](std::size_t i) const { return begin()[i]; }
+  const T& front() const { return *begin(); }
+
+ private:
+  [[gnu::noinline]] void spill(const T& value) {
+    if (heap_.empty()) heap_.assign(inline_.begin(), inline_.end());
+    heap_.push_back(value);
+    ++size_;
+  }
+  std::array<T, N> inline_{};
+  std::vector<T> heap_;
+  std::size_t size_ = 0;
+};
+
+struct Given {
+  std::string_view name;
+  std::optional<std::uint64_t> value;
+  std::size_t column = 0;
+};
+
+Encoding encode_definition(const EventSpec& spec, const EventDef& def, bool by_generic, const UnitMask* generic_mask,
+                           std::string generic, const EventCatalog& catalog, const PmuInfo& pmu);
+
+std::vector<std::string> mask_names(const UnitMaskGroup& group) {
+  std::vector<std::string> names;
+  for (const auto& m : group.masks) names.push_back(m.name);
+  return names;
+}
+
+// The modifier's position in the event's list, or npos.
+std::size_t position(const EventDef& def, std::string_view modifier) {
+  for (std::size_t i = 0; i < def.modifiers.size(); ++i)
+    if (def.modifiers[i] == modifier) return i;
+  return std::string_view::npos;
+}
+
+// Writes value into a field the tables know (found by index); the format's own set(), by name,
+// for anything else, which also reports a value that does not fit or a field that is absent.
+inline void put(const RegisterFormat& format, std::uint64_t& config, const detail::EncodeTables::Field* field,
+                std::string_view name, std::uint64_t value) {
+  if (field && field->present && value <= field->max) {
+    config = (config & ~field->mask) | (field->contiguous ? value << field->low : field->bits.place(value));
+    return;
+  }
+  format.set(config, name, value);
+}
+
 
 }  // namespace
 
 Encoding encode_event(const EventSpec& spec, const EventDef& def, const EventCatalog& catalog, const PmuInfo& pmu) {
-  Encoding e = encode_definition(spec, def, spec.unit_masks, spec.unit_mask_columns, {}, false, catalog, pmu);
+  Encoding e = encode_definition(spec, def, false, nullptr, {}, catalog, pmu);
   e.def = nullptr;  // `def` is the caller's: it may not outlive this call
   return e;
 }
@@ -56,24 +149,22 @@ Encoding encode_with_catalog(const EventSpec& spec, const EventCatalog& catalog,
   std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
   // 1. The event: a catalog name, or a generic name.
-  std::vector<std::string> masks = spec.unit_masks;
-  std::vector<std::size_t> mask_columns = spec.unit_mask_columns;
   std::string generic;
   const EventDef* def = catalog.find(spec.name, pmu.cpu_tag);
+  const UnitMask* generic_mask = nullptr;
   bool by_generic = false;
   if (!def) {
-    std::vector<std::string> generic_masks;
-    def = catalog.find_generic(spec.name, pmu.cpu_tag, &generic_masks);
+    def = catalog.find_generic_mask(spec.name, pmu.cpu_tag, &generic_mask);
     if (def) {
       by_generic = true;
       generic = std::string(detail::perf_generic_name(spec.name));
       std::transform(generic.begin(), generic.end(), generic.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       // Bare words a generic event takes are its flag modifiers (":h"); unit masks it takes none.
-      for (std::size_t i = 0; i < masks.size(); ++i) {
-        const ModifierDef* m = catalog.modifier(masks[i]);
-        if (!m || m->kind != ModifierDef::Kind::flag || !accepts(*def, masks[i]))
-          throw fail(errc::unit_mask, mask_columns[i],
+      for (std::size_t i = 0; i < spec.unit_masks.size(); ++i) {
+        const ModifierDef* m = catalog.modifier(spec.unit_masks[i]);
+        if (!m || m->kind != ModifierDef::Kind::flag || !accepts(*def, spec.unit_masks[i]))
+          throw fail(errc::unit_mask, spec.unit_mask_columns[i],
                      fmt::format("generic event '{}' takes no unit masks (it stands for {})", spec.name, def->name));
       }
     }
@@ -101,116 +192,132 @@ Encoding encode_with_catalog(const EventSpec& spec, const EventCatalog& catalog,
                              pmu.cpu_tag, where));
     }
     throw fail(errc::not_found, name_column,
-               fmt::format("unknown event '{}' for backend {} (see 'pmc list')", spec.name, pmu.name));
+               fmt::format("unknown event '{}' for backend {}", spec.name, pmu.name));
   }
 
-  return encode_definition(spec, *def, std::move(masks), std::move(mask_columns), std::move(generic), by_generic,
-                           catalog, pmu);
+  return encode_definition(spec, *def, by_generic, generic_mask, std::move(generic), catalog, pmu);
 }
 
 namespace {
 
-Encoding encode_definition(const EventSpec& spec, const EventDef& def_in, std::vector<std::string> masks,
-                           std::vector<std::size_t> mask_columns, std::string generic, bool by_generic,
-                           const EventCatalog& catalog, const PmuInfo& pmu) {
+Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, bool by_generic, const UnitMask* generic_mask,
+                           std::string generic, const EventCatalog& catalog, const PmuInfo& pmu) {
   auto fail = [&](errc code, std::size_t column, std::string_view what) -> Error {
     return Error(code, event_error(spec, column, what));
   };
   const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
-  const EventDef* def = &def_in;
+  const EventDef* def = &def_ref;
 
   // Bare words that are not the event's unit masks but flag modifiers it accepts (":h", ":pc").
-  std::vector<EventModifier> given = spec.modifiers;
-  {
-    std::vector<std::string> kept;
-    std::vector<std::size_t> kept_columns;
-    for (std::size_t i = 0; i < masks.size(); ++i) {
-      const ModifierDef* m = catalog.modifier(masks[i]);
-      const bool flag = m && m->refusal.empty() && m->kind == ModifierDef::Kind::flag && accepts(*def, masks[i]);
-      if (flag && !has_unit_mask(*def, masks[i])) {
-        given.push_back(EventModifier{masks[i], std::nullopt, by_generic ? 0 : mask_columns[i]});
-      } else {
-        kept.push_back(masks[i]);
-        kept_columns.push_back(mask_columns[i]);
-      }
+  Few<Given> given;
+  for (const auto& m : spec.modifiers) given.push_back({m.name, m.value, m.column});
+  Few<std::string_view> masks;
+  Few<std::size_t> mask_columns;
+  for (std::size_t i = 0; i < spec.unit_masks.size(); ++i) {
+    const std::string& word = spec.unit_masks[i];
+    const ModifierDef* m = accepts(*def, word) ? catalog.modifier(word) : nullptr;
+    const bool flag = m && m->refusal.empty() && m->kind == ModifierDef::Kind::flag;
+    if (flag && !has_unit_mask(*def, word)) {
+      given.push_back({word, std::nullopt, by_generic ? 0 : spec.unit_mask_columns[i]});
+    } else if (!by_generic) {
+      masks.push_back(word);
+      mask_columns.push_back(spec.unit_mask_columns[i]);
     }
-    if (by_generic) {
-      kept.clear();
-      kept_columns.clear();
-      std::vector<std::string> generic_masks;
-      (void)catalog.find_generic(spec.name, pmu.cpu_tag, &generic_masks);
-      kept = generic_masks;
-      kept_columns.assign(kept.size(), 0);
-    }
-    masks = std::move(kept);
-    mask_columns = std::move(kept_columns);
+  }
+  if (by_generic && generic_mask) {
+    masks.push_back(generic_mask->name);
+    mask_columns.push_back(0);
   }
 
   const RegisterFormat& format = catalog.format();
+  // Fields and modifier definitions by index when the event is one of the catalog's.
+  const detail::EncodeTables* tables = detail::EncodeTables::of(catalog);
+  const std::size_t at = tables ? detail::EncodeTables::position(catalog, def) : std::string_view::npos;
+  if (at == std::string_view::npos) tables = nullptr;
   Encoding enc;
   enc.event = spec.text;
   enc.def = def;
   enc.name = def->name;
   enc.merge = def->merge;
   std::uint64_t config = 0;
-  format.set(config, "event", def->code);
+  put(format, config, tables ? &tables->event : nullptr, "event", def->code);
 
   // 2. Unit masks.
   std::uint64_t umask = def->fixed_umask.value_or(0);
-  std::vector<const UnitMask*> chosen;
+  Few<const UnitMask*> chosen;
   if (!masks.empty() && !def->unit_masks)
     throw fail(errc::unit_mask, mask_columns.front(), fmt::format("event {} takes no unit masks", def->name));
   if (def->unit_masks) {
     const UnitMaskGroup& group = *def->unit_masks;
-    std::vector<std::string> names;
-    for (const auto& m : group.masks) names.push_back(m.name);
-    const std::vector<std::string>& wanted = masks.empty() ? group.default_masks : masks;
-    for (std::size_t i = 0; i < wanted.size(); ++i) {
-      std::size_t column = masks.empty() ? 0 : mask_columns[i];
+    const std::size_t wanted = masks.empty() ? group.default_masks.size() : masks.size();
+    for (std::size_t i = 0; i < wanted; ++i) {
+      const std::string_view name = masks.empty() ? std::string_view(group.default_masks[i]) : masks[i];
+      const std::size_t column = masks.empty() ? 0 : mask_columns[i];
       auto it = std::find_if(group.masks.begin(), group.masks.end(),
-                             [&](const UnitMask& m) { return iequal(m.name, wanted[i]); });
+                             [&](const UnitMask& m) { return iequal(m.name, name); });
       if (it == group.masks.end())
         throw fail(errc::unit_mask, column,
-                   fmt::format("unknown unit mask '{}' for event {} (valid: {})", wanted[i], def->name, join(names)));
+                   fmt::format("unknown unit mask '{}' for event {} (valid: {})", name, def->name,
+                               join(mask_names(group))));
       if (std::find(chosen.begin(), chosen.end(), &*it) != chosen.end())
         throw fail(errc::unit_mask, column, fmt::format("unit mask '{}' given twice", it->name));
       if (!group.combinable && !chosen.empty())
         throw fail(errc::unit_mask, column,
                    fmt::format("unit masks {} and {} of event {} cannot be combined (choose one of: {})",
-                               chosen.front()->name, it->name, def->name, join(names)));
+                               chosen.front()->name, it->name, def->name, join(mask_names(group))));
       chosen.push_back(&*it);
       umask |= it->value;
     }
     if (chosen.empty())
       throw fail(errc::unit_mask, name_column,
-                 fmt::format("event {} needs a unit mask (one of: {})", def->name, join(names)));
+                 fmt::format("event {} needs a unit mask (one of: {})", def->name, join(mask_names(group))));
     std::sort(chosen.begin(), chosen.end());  // declaration order (pointers into one vector)
   }
-  if (def->unit_masks || def->fixed_umask || umask != 0) format.set(config, "umask", umask);
+  if (def->unit_masks || def->fixed_umask || umask != 0) put(format, config, tables ? &tables->umask : nullptr, "umask", umask);
   if (generic.empty()) {
     if (masks.empty()) generic = def->generic;
     if (generic.empty() && chosen.size() == 1) generic = chosen.front()->generic;
   }
-  enc.generic = generic;
+  enc.generic = std::move(generic);
 
   // 3. Modifiers: each one the event accepts, once; a modifier this PMU does not have is refused
-  //    with the reason its data file gives.
-  std::map<std::string, std::uint64_t, std::less<>> values;
+  //    with the reason its data file gives. Values by position in the event's modifier list.
+  Few<std::optional<std::uint64_t>> values(def->modifiers.size(), std::nullopt);
+  Few<const ModifierDef*> defs(def->modifiers.size(), nullptr);
+  Few<const detail::EncodeTables::Field*> fields(def->modifiers.size(), nullptr);  // tables only
+  const ModifierDef* declared = catalog.modifiers().data();
+  const std::size_t declared_count = catalog.modifiers().size();
+  const ModifierDef* builtins = tables ? builtin_modifiers().data() : nullptr;
+  for (std::size_t j = 0; j < def->modifiers.size(); ++j) {
+    if (!tables) {
+      defs[j] = catalog.modifier(def->modifiers[j]);
+      continue;
+    }
+    const std::uint16_t id = tables->ids[tables->first[at] + j];
+    if (id == detail::EncodeTables::kUnknown) continue;
+    const auto& m = tables->modifiers[id];
+    defs[j] = m.def < declared_count ? declared + m.def : builtins + (m.def - declared_count);
+    fields[j] = &m.field;
+  }
   for (const auto& m : given) {
-    const ModifierDef* md = catalog.modifier(m.name);
+    const std::size_t p = position(*def, m.name);
+    const ModifierDef* md = p != std::string_view::npos ? defs[p] : catalog.modifier(m.name);
     if (md && !md->refusal.empty())
       throw fail(errc::attribute, m.column, fmt::format("modifier '{}' refused: {}", m.name, md->refusal));
-    if (!md || !accepts(*def, m.name))
+    const std::size_t j = md ? p : std::string_view::npos;
+    if (j == std::string_view::npos)
       throw fail(errc::attribute, m.column,
                  fmt::format("unknown modifier '{}' for event {} (accepted: {})", m.name, def->name,
                              def->modifiers.empty() ? std::string("none") : join(def->modifiers)));
-    if (values.count(m.name)) throw fail(errc::attribute, m.column, fmt::format("modifier '{}' given twice", m.name));
+    if (values[j]) throw fail(errc::attribute, m.column, fmt::format("modifier '{}' given twice", m.name));
     std::uint64_t v = m.value.value_or(1);
     if (md->kind != ModifierDef::Kind::value && v > 1)
       throw fail(errc::attribute_value, m.column, fmt::format("modifier '{}' takes 0 or 1, not {}", m.name, v));
     if (md->kind == ModifierDef::Kind::value) {
       if (!m.value) throw fail(errc::attribute_value, m.column, fmt::format("modifier '{}' needs a value ({}=N)", m.name, m.name));
-      auto field = md->field.empty() ? std::nullopt : format.field(md->field);
+      std::optional<BitField> field;
+      if (!md->field.empty()) field = fields[j] ? (fields[j]->present ? std::optional(fields[j]->bits) : std::nullopt)
+                                                : format.field(md->field);
       const std::optional<std::uint64_t> max = md->max ? md->max : field ? std::optional(field->max_value()) : std::nullopt;
       if (max && v > *max)
         throw fail(errc::attribute_value, m.column,
@@ -218,57 +325,66 @@ Encoding encode_definition(const EventSpec& spec, const EventDef& def_in, std::v
                                        md->field, *max)
                          : fmt::format("{}={} is above the largest value {}", m.name, v, *max));
     }
-    values[m.name] = v;
+    values[j] = v;
   }
   // Privilege (the user/kernel pair): default both; naming one level alone selects just that
   // level; an explicit 0 turns a level off and leaves the other as it was.
-  const ModifierDef* user = nullptr;
-  const ModifierDef* kernel = nullptr;
-  for (const auto& name : def->modifiers)
-    if (const ModifierDef* md = catalog.modifier(name); md && md->refusal.empty()) {
-      if (md->kind == ModifierDef::Kind::user) user = md;
-      if (md->kind == ModifierDef::Kind::kernel) kernel = md;
+  std::size_t user = std::string_view::npos, kernel = std::string_view::npos;
+  for (std::size_t j = 0; j < defs.size(); ++j)
+    if (defs[j] && defs[j]->refusal.empty()) {
+      if (defs[j]->kind == ModifierDef::Kind::user) user = j;
+      if (defs[j]->kind == ModifierDef::Kind::kernel) kernel = j;
     }
-  if (user && kernel) {
-    const bool has_u = values.count(user->name), has_k = values.count(kernel->name);
-    const std::uint64_t u = has_u ? values[user->name] : (has_k && values[kernel->name] == 1 ? 0 : 1);
-    const std::uint64_t k = has_k ? values[kernel->name] : (has_u && values[user->name] == 1 ? 0 : 1);
+  if (user != std::string_view::npos && kernel != std::string_view::npos) {
+    const bool has_u = values[user].has_value(), has_k = values[kernel].has_value();
+    const std::uint64_t u = has_u ? *values[user] : (has_k && *values[kernel] == 1 ? 0 : 1);
+    const std::uint64_t k = has_k ? *values[kernel] : (has_u && *values[user] == 1 ? 0 : 1);
     if (u == 0 && k == 0)
       throw fail(errc::feature_combination, 0,
-                 fmt::format("counts in neither user nor kernel mode ({}=0 and {}=0)", user->name, kernel->name));
-    values[user->name] = u;
-    values[kernel->name] = k;
+                 fmt::format("counts in neither user nor kernel mode ({}=0 and {}=0)", defs[user]->name,
+                             defs[kernel]->name));
+    values[user] = u;
+    values[kernel] = k;
   }
   // Defaults the event declares for the other modifiers the string left out.
   for (const auto& [name, v] : def->defaults)
-    if (!values.count(name)) values[name] = v;
-  for (const auto& name : def->modifiers) {
-    const ModifierDef* md = catalog.modifier(name);
+    if (const std::size_t j = position(*def, name); j != std::string_view::npos && !values[j]) values[j] = v;
+  for (std::size_t j = 0; j < defs.size(); ++j) {
+    const ModifierDef* md = defs[j];
     if (!md || !md->refusal.empty() || md->field.empty()) continue;
-    std::uint64_t v = values.count(name) ? values[name] : 0;
-    values[name] = v;
+    const std::uint64_t v = values[j].value_or(0);
+    values[j] = v;
     const std::uint64_t bits = md->inverted ? 1 - v : v;
-    if (bits != 0 || format.field(md->field)) format.set(config, md->field, bits);
+    if (fields[j]) {
+      if (bits != 0 || fields[j]->present) put(format, config, fields[j], md->field, bits);
+    } else if (bits != 0 || format.field(md->field)) {
+      format.set(config, md->field, bits);
+    }
   }
 
   // 4. Bits no encoding may hold: the PMU's reserved bits, and the driver's own fields.
   std::uint64_t driver_bits = 0;
-  std::vector<std::string> driver_names;
-  for (const auto& f : catalog.pmu().driver_fields)
-    if (auto field = format.field(f); field && (config & field->mask())) {
-      driver_bits |= config & field->mask();
-      driver_names.push_back(f);
-    }
+  if (tables) {
+    driver_bits = config & tables->driver_mask;
+  } else {
+    for (const auto& f : catalog.pmu().driver_fields)
+      if (auto field = format.field(f); field && (config & field->mask())) driver_bits |= config & field->mask();
+  }
   if (config & pmu.reserved)
     throw fail(errc::invalid_argument, name_column,
                fmt::format("encodes to 0x{:X}, which sets bits the {} PMU reserves (0x{:X})", config, pmu.name,
                            config & pmu.reserved));
-  if (driver_bits)
+  if (driver_bits) {
+    std::vector<std::string> driver_names;
+    for (const auto& f : catalog.pmu().driver_fields)
+      if (auto field = format.field(f); field && (config & field->mask())) driver_names.push_back(f);
     throw fail(errc::invalid_argument, name_column,
                fmt::format("encodes to 0x{:X}, which sets the driver's own field{} {}", config,
                            driver_names.size() > 1 ? "s" : "", join(driver_names)));
+  }
 
   // 5. Counters.
+  enc.counters.reserve(def->counters.empty() ? pmu.counters.size() : def->counters.size());
   if (def->counters.empty()) {
     for (const auto& c : pmu.counters)
       if (c.kind == CounterKind::general) enc.counters.push_back(c.index);
@@ -281,11 +397,28 @@ Encoding encode_definition(const EventSpec& spec, const EventDef& def_in, std::v
     throw fail(errc::no_counter, name_column,
                fmt::format("event {} can use no counter of this PMU", def->name));
 
-  // 6. Canonical string: pmu::NAME:MASKS in declaration order:modifiers in the event's order.
-  enc.canonical = fmt::format("{}::{}", pmu.name, def->name);
-  for (const UnitMask* m : chosen) enc.canonical += ":" + m->name;
-  for (const auto& name : def->modifiers)
-    if (values.count(name)) enc.canonical += fmt::format(":{}={}", name, values[name]);
+  // 6. Canonical string: pmu::NAME:MASKS in declaration order:modifiers in the event's order,
+  //    written on the stack and copied once.
+  Few<char, 256> text;
+  auto add = [&text](std::string_view part) { text.append(part.data(), part.size()); };
+  add(pmu.name);
+  add("::");
+  add(def->name);
+  for (const UnitMask* m : chosen) {
+    text.push_back(':');
+    add(m->name);
+  }
+  for (std::size_t j = 0; j < defs.size(); ++j)
+    if (values[j]) {
+      text.push_back(':');
+      add(def->modifiers[j]);
+      text.push_back('=');
+      char digits[24];
+      const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, *values[j]);
+      (void)ec;
+      add(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+    }
+  enc.canonical.assign(text.begin(), text.size());
   enc.config = config;
   return enc;
 }

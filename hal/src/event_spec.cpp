@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
+#include <algorithm>
 #include <charconv>
 
 namespace pmc {
@@ -28,8 +28,9 @@ bool is_flag_modifier(std::string_view part) {
   return part == "u" || part == "k" || part == "e" || part == "i" || part == "t";
 }
 
-bool is_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+bool is_name_char(char c) {  // ASCII, whatever the locale
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == '-';
 }
 
 [[noreturn]] void fail(const EventSpec& spec, std::size_t column, std::string_view what) {
@@ -70,6 +71,11 @@ EventSpec parse_event(std::string_view text) {
         fail(spec, i + 1, fmt::format("unexpected character '{}' in PMU name", spec.pmu[i]));
     pos = sep + 2;
   }
+  // One allocation per list: as many parts as separators, at most.
+  const auto parts = static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), ':'));
+  spec.unit_masks.reserve(parts);
+  spec.unit_mask_columns.reserve(parts);
+  spec.modifiers.reserve(parts);
   bool first = true;
   while (true) {
     std::size_t end = text.find(':', pos);

@@ -1,6 +1,7 @@
 #include "access.hpp"
 #include "context.hpp"
 #include "plugins.hpp"
+#include "root_safety.hpp"
 #include "session_impl.hpp"
 
 #include <pmc/error.hpp>
@@ -97,6 +98,14 @@ std::filesystem::path data_file(const std::string& name, const std::filesystem::
                                            beside.string(), installed.string()));
 }
 
+// This machine's CPU, read once per process: the answers do not change, and in a virtual
+// machine every CPUID instruction traps to the hypervisor (the 77 leaves of a Zen 4 KVM guest
+// take 0.3 ms, docs/performance.md).
+const CpuInfo& native_cpu() {
+  static const CpuInfo cpu = read_native_cpu();
+  return cpu;
+}
+
 // One loaded backend with its data, probed.
 struct Probed {
   const detail::PluginLoad* load = nullptr;
@@ -108,9 +117,10 @@ struct Probed {
 }  // namespace
 
 Hal Hal::open(const Config& config) {
+  const detail::RootCheckScope root_checks;  // each directory above the files read is checked once
   auto impl = std::make_unique<detail::HalImpl>();
   impl->config = config;
-  impl->cpu = config.cpu == "native" ? read_native_cpu() : load_cpuid_dump(resolve_data(config.cpu, DataKind::cpuid_dump));
+  impl->cpu = config.cpu == "native" ? native_cpu() : load_cpu_file(resolve_data(config.cpu, DataKind::cpuid_dump));
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
   dirs.push_back(default_paths().plugins);

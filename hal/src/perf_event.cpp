@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -242,7 +243,23 @@ long perf_event_open(perf_event_attr* attr, int pid, int cpu, int group_fd, unsi
   return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-long current_tid() { return syscall(SYS_gettid); }
+// The calling thread's id, asked of the kernel once per thread (glibc caches no tid); a forked
+// child forgets its copy of the forking thread's.
+thread_local long t_tid = 0;
+void forget_tid() { t_tid = 0; }
+long current_tid() {
+  if (t_tid == 0) {
+    static const int registered = pthread_atfork(nullptr, nullptr, forget_tid);
+    (void)registered;
+    t_tid = syscall(SYS_gettid);
+  }
+  return t_tid;
+}
+
+// Events that may sit on a hardware counter, and so be read with rdpmc.
+bool on_a_counter(const PerfEventSpec& e) {
+  return e.type == PERF_TYPE_RAW || e.type == PERF_TYPE_HARDWARE || e.type == PERF_TYPE_HW_CACHE;
+}
 
 std::uint64_t rdpmc_instruction(std::uint32_t counter) {
 #if PMC_HAVE_RDPMC
@@ -282,12 +299,12 @@ constexpr std::uint64_t kFormatLost = 1u << 4;
 PerfAccess::PerfAccess(const Scope& scope, AccessOptions options) : scope_(scope), options_(std::move(options)) {
   owner_tid_ = current_tid();
   switch (scope_.kind) {
-    case Scope::Kind::thread: targets_.push_back({0, -1, {}, {}, {}, {}}); break;
+    case Scope::Kind::thread: targets_.push_back({0, -1, {}, {}, {}, {}, {}, false}); break;
     case Scope::Kind::process: {
       if (scope_.pid <= 0)
         throw Error(errc::invalid_argument, fmt::format("scope process {}: not a process id", scope_.pid));
-      if (scope_.enable_on_exec) {
-        targets_.push_back({scope_.pid, -1, {}, {}, {}, {}});
+      if (scope_.enable_on_exec || scope_.one_thread) {
+        targets_.push_back({scope_.pid, -1, {}, {}, {}, {}, {}, false});
         break;
       }
       const fs::path tasks = options_.proc_root / std::to_string(scope_.pid) / "task";
@@ -302,16 +319,16 @@ PerfAccess::PerfAccess(const Scope& scope, AccessOptions options) : scope_(scope
         throw Error(errc::not_found, fmt::format("scope process {}: no such process ({} unreadable)", scope_.pid,
                                                  tasks.string()));
       std::sort(tids.begin(), tids.end());
-      for (int tid : tids) targets_.push_back({tid, -1, {}, {}, {}, {}});
+      for (int tid : tids) targets_.push_back({tid, -1, {}, {}, {}, {}, {}, false});
       break;
     }
     case Scope::Kind::cpu:
       if (scope_.cpu < 0) throw Error(errc::invalid_argument, fmt::format("scope CPU {}: not a CPU number", scope_.cpu));
-      targets_.push_back({-1, scope_.cpu, {}, {}, {}, {}});
+      targets_.push_back({-1, scope_.cpu, {}, {}, {}, {}, {}, false});
       break;
     case Scope::Kind::each_cpu:
     case Scope::Kind::all_cpus:
-      for (int c : online_cpus(options_.sysfs_root)) targets_.push_back({-1, c, {}, {}, {}, {}});
+      for (int c : online_cpus(options_.sysfs_root)) targets_.push_back({-1, c, {}, {}, {}, {}, {}, false});
       break;
   }
 }
@@ -343,6 +360,29 @@ void PerfAccess::close_event(Target& t, std::size_t i) {
   t.fds.resize(std::min(t.fds.size(), i));
   t.ids.resize(std::min(t.ids.size(), i));
   t.base.resize(std::min(t.base.size(), i));
+  t.raw.resize(std::min(t.raw.size(), i));
+}
+
+// The rdpmc decision, made when the event set changes: this thread's own group, not inherited,
+// with only events that may sit on a counter, each with its page. read_user_page() still checks
+// at every read that the kernel allows it and that each event is on a counter right now. And
+// the direct path: one target, no sampling event, no rdpmc: start, stop and read_values() go
+// straight to the leader.
+void PerfAccess::update_paths() {
+  const bool inherit = scope_.inherit && (scope_.kind == Scope::Kind::thread || scope_.kind == Scope::Kind::process);
+  for (auto& t : targets_)
+    t.rdpmc = PMC_HAVE_RDPMC && scope_.kind == Scope::Kind::thread && !inherit && !software_grouped_ &&
+              !t.fds.empty() && std::all_of(t.pages.begin(), t.pages.end(), [](void* p) { return p != nullptr; });
+  const Target& first = targets_.front();
+  const bool direct = targets_.size() == 1 && samplers_.empty() && !first.rdpmc && !first.fds.empty() &&
+                      first.fds.size() == events_.size();
+  direct_fd_ = direct ? first.fds[0] : -1;
+  direct_bytes_ = (3 + 2 * first.fds.size()) * sizeof(std::uint64_t);
+}
+
+void PerfAccess::ioctl_failed(const char* request) const {
+  throw Error(errc::not_supported,
+              fmt::format("perf: {} on the group of {}: {}", request, group_name(), std::strerror(errno)));
 }
 
 std::vector<int> PerfAccess::cpus() const {
@@ -389,7 +429,7 @@ std::size_t PerfAccess::add(const PerfEventSpec& event) {
                                                      event.describe(), std::strerror(err)));
       }
       void* page = nullptr;
-      if (scope_.kind == Scope::Kind::thread && !inherit) {
+      if (scope_.kind == Scope::Kind::thread && !inherit && on_a_counter(event)) {
         page = mmap(nullptr, kPageSize, PROT_READ, MAP_SHARED, static_cast<int>(fd), 0);
         if (page == MAP_FAILED) page = nullptr;  // no fast path for this event: read() it
       }
@@ -397,6 +437,7 @@ std::size_t PerfAccess::add(const PerfEventSpec& event) {
       t.ids.push_back(id);
       t.pages.push_back(page);
       t.base.push_back({});
+      t.raw.push_back({});
       ++opened;
     }
   } catch (...) {
@@ -405,19 +446,36 @@ std::size_t PerfAccess::add(const PerfEventSpec& event) {
   }
   events_.push_back(event);
   slots_.push_back({false, pos});
+  if (!on_a_counter(event)) software_grouped_ = true;
+  buffer_.assign(3 + 2 * targets_.front().fds.size(), 0);
+  scratch_.assign(events_.size(), Count{});
+  update_paths();
   // Every count restarts from zero when the event set changes.
   if (index > 0) reset();
   return index;
 }
 
+// The group is switched through its leader alone: the members stay enabled and count whenever
+// the kernel schedules the leader's group, so enabling the leader switches the whole group on
+// (and disabling it off). PERF_IOC_FLAG_GROUP would switch each member too, and Linux 6.18 was
+// seen not to schedule the members it re-enables that way until the next context switch: after
+// a stop and a start, the members of a software group counted nothing.
 void PerfAccess::start() {
+  if (direct_fd_ >= 0 && !running_ && !scope_.enable_on_exec) [[likely]] {
+    if (ioctl(direct_fd_, PERF_EVENT_IOC_ENABLE, 0) != 0) ioctl_failed("PERF_EVENT_IOC_ENABLE");
+    started_once_ = running_ = true;
+    return;
+  }
+  start_slowly();
+}
+
+void PerfAccess::start_slowly() {
   if (running_ || events_.empty()) return;
   // With enable_on_exec the kernel switches the group on when the process calls exec.
   if (!(scope_.enable_on_exec && !started_once_)) {
     for (auto& t : targets_)
-      if (!t.fds.empty() && ioctl(t.fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) != 0)
-        throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_ENABLE on the group of {}: {}",
-                                                     group_name(), std::strerror(errno)));
+      if (!t.fds.empty() && ioctl(t.fds[0], PERF_EVENT_IOC_ENABLE, 0) != 0)
+        ioctl_failed("PERF_EVENT_IOC_ENABLE");
     for (std::size_t i = 0; i < samplers_.size(); ++i)
       for (auto& s : samplers_[i])
         if (ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
@@ -429,56 +487,71 @@ void PerfAccess::start() {
 }
 
 void PerfAccess::stop() {
+  if (direct_fd_ >= 0 && running_) [[likely]] {
+    running_ = false;
+    if (ioctl(direct_fd_, PERF_EVENT_IOC_DISABLE, 0) != 0) ioctl_failed("PERF_EVENT_IOC_DISABLE");
+    return;
+  }
+  stop_slowly();
+}
+
+void PerfAccess::stop_slowly() {
   if (!running_) return;
   running_ = false;
   for (auto& t : targets_)
-    if (!t.fds.empty() && ioctl(t.fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) != 0)
-      throw Error(errc::not_supported, fmt::format("perf: PERF_EVENT_IOC_DISABLE on the group of {}: {}",
-                                                   group_name(), std::strerror(errno)));
+    if (!t.fds.empty() && ioctl(t.fds[0], PERF_EVENT_IOC_DISABLE, 0) != 0)
+      ioctl_failed("PERF_EVENT_IOC_DISABLE");
   for (auto& sampler : samplers_)
     for (auto& s : sampler)
       if (ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0) != 0)
         throw Error(errc::not_supported,
                     fmt::format("perf: PERF_EVENT_IOC_DISABLE on a sampling event: {}", std::strerror(errno)));
-  drain();
+  if (!samplers_.empty()) drain();
 }
 
-std::vector<PerfAccess::Raw> PerfAccess::read_target(Target& t) {
+const std::vector<PerfAccess::Raw>& PerfAccess::read_target(Target& t) {
   const std::size_t n = t.fds.size();
   // The fast path: this thread's own counters, each on a hardware counter right now.
-  if (scope_.kind == Scope::Kind::thread && current_tid() == owner_tid_ &&
-      std::all_of(t.pages.begin(), t.pages.end(), [](void* p) { return p != nullptr; })) {
-    std::vector<Raw> out;
-    for (std::size_t i = 0; i < n; ++i) {
+  if (t.rdpmc && current_tid() == owner_tid_) {
+    std::size_t i = 0;
+    for (; i < n; ++i) {
       const auto& page = *static_cast<const volatile perf_event_mmap_page*>(t.pages[i]);
       auto r = read_user_page(page, rdpmc_instruction, rdtsc_instruction);
       if (!r) break;
-      out.push_back({r->count, r->time_enabled, r->time_running});
+      t.raw[i] = {r->count, r->time_enabled, r->time_running, 0};
     }
-    if (out.size() == n) {
+    if (i == n) {
       last_path_ = "rdpmc";
-      return out;
+      return t.raw;
     }
   }
   // One read of the whole group: nr, time_enabled, time_running, then {value, id} per event.
-  std::vector<std::uint64_t> buf(3 + 2 * n);
+  std::uint64_t* buf = buffer_.data();
+  const std::size_t want = (3 + 2 * n) * sizeof(std::uint64_t);
   ssize_t got = 0;
   do {
-    got = ::read(t.fds[0], buf.data(), buf.size() * sizeof(std::uint64_t));
+    got = ::read(t.fds[0], buf, want);
   } while (got < 0 && errno == EINTR);
   if (got < 0)
     throw Error(errc::io, fmt::format("perf: reading the group of {}: {}", group_name(), std::strerror(errno)));
-  if (static_cast<std::size_t>(got) < 3 * sizeof(std::uint64_t) || buf[0] != n)
+  if (static_cast<std::size_t>(got) < want || buf[0] != n)
     throw Error(errc::io, fmt::format("perf: the group of {} read {} bytes for {} events", group_name(), got, n));
-  std::vector<Raw> out(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
-    auto it = std::find(t.ids.begin(), t.ids.end(), id);
-    if (it == t.ids.end()) continue;
-    out[static_cast<std::size_t>(it - t.ids.begin())] = {value, buf[1], buf[2]};
+  // The kernel lists the leader, then the members in the order they joined: the ids match
+  // position by position, unless the group changed under us.
+  std::size_t k = 0;
+  while (k < n && buf[4 + 2 * k] == t.ids[k]) {
+    t.raw[k] = {buf[3 + 2 * k], buf[1], buf[2], 0};
+    ++k;
+  }
+  if (k < n) {
+    for (auto& r : t.raw) r = Raw{};
+    for (k = 0; k < n; ++k) {
+      auto it = std::find(t.ids.begin(), t.ids.end(), buf[4 + 2 * k]);
+      if (it != t.ids.end()) t.raw[static_cast<std::size_t>(it - t.ids.begin())] = {buf[3 + 2 * k], buf[1], buf[2], 0};
+    }
   }
   last_path_ = "read";
-  return out;
+  return t.raw;
 }
 
 PerfAccess::Raw PerfAccess::read_sample_fd(const SampleFd& s) const {
@@ -566,6 +639,7 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
   events_.push_back(event);
   slots_.push_back({true, samplers_.size()});
   samplers_.push_back(std::move(fds));
+  update_paths();
   if (samples_.empty())
     for (const auto& t : targets_) {
       samples_.emplace_back();
@@ -643,52 +717,54 @@ void PerfAccess::reset() {
   }
 }
 
-std::vector<std::vector<Count>> PerfAccess::read() {
-  drain();
-  std::vector<std::vector<Count>> out(events_.size());
-  for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
+void PerfAccess::read_counts(std::span<Count> out) {
+  if (!samplers_.empty()) drain();
+  const bool each = scope_.kind == Scope::Kind::each_cpu;
+  const std::size_t targets = targets_.size(), events = events_.size();
+  if (out.size() < events * (each ? targets : 1))
+    throw Error(errc::invalid_argument, fmt::format("perf: {} counts asked for {} events", out.size(), events));
+  for (std::size_t ti = 0; ti < targets; ++ti) {
     Target& t = targets_[ti];
-    std::vector<Raw> raw;
-    if (!t.fds.empty()) raw = read_target(t);
-    for (std::size_t i = 0; i < events_.size(); ++i) {
+    if (!t.fds.empty()) read_target(t);
+    for (std::size_t i = 0; i < events; ++i) {
       Count c;
       if (!slots_[i].sampling) {
         const std::size_t p = slots_[i].pos;
+        const Raw& r = t.raw[p];
         const Raw& b = t.base[p];
-        c = scale_count(raw[p].value - b.value, raw[p].time_enabled - b.time_enabled,
-                        raw[p].time_running - b.time_running);
+        c = scale_count(r.value - b.value, r.time_enabled - b.time_enabled, r.time_running - b.time_running);
       } else {
         // The target's fds of this sampling event: one, or one per CPU of an inherited task
         // event. Per CPU, each fd is enabled for the task's whole time and runs only while the
         // task is on its CPU, so its running time is short of its enabled time without any
         // multiplexing (a software event never is): the raw values add up and must not be
         // scaled to the enabled time, which would count the task once per CPU.
-        std::vector<Raw> parts;
+        std::size_t parts = 0;
+        Raw first;
+        bool ran = false;
         for (const SampleFd& s : samplers_[slots_[i].pos]) {
           if (s.target != ti) continue;
           const Raw r = read_sample_fd(s);
-          parts.push_back({r.value - s.base.value, r.time_enabled - s.base.time_enabled,
-                           r.time_running - s.base.time_running, 0});
+          const Raw part{r.value - s.base.value, r.time_enabled - s.base.time_enabled,
+                         r.time_running - s.base.time_running, 0};
+          if (parts++ == 0) first = part;
+          c.value += part.value;
+          c.time_enabled = std::max(c.time_enabled, part.time_enabled);
+          ran = ran || part.time_running != 0;
         }
-        if (parts.size() == 1) {
-          c = scale_count(parts.front().value, parts.front().time_enabled, parts.front().time_running);
+        if (parts == 1) {
+          c = scale_count(first.value, first.time_enabled, first.time_running);
         } else {
-          bool ran = false;
-          for (const Raw& p : parts) {
-            c.value += p.value;
-            c.time_enabled = std::max(c.time_enabled, p.time_enabled);
-            ran = ran || p.time_running != 0;
-          }
           c.time_running = ran ? c.time_enabled : 0;
         }
       }
-      if (scope_.kind == Scope::Kind::each_cpu) {
+      if (each) {
         c.cpu = t.cpu;
-        out[i].push_back(c);
-      } else if (out[i].empty()) {
-        out[i].push_back(c);
+        out[i * targets + ti] = c;
+      } else if (ti == 0) {
+        out[i] = c;
       } else {  // threads of a process, or CPUs: summed
-        Count& sum = out[i].front();
+        Count& sum = out[i];
         sum.value += c.value;
         sum.time_enabled += c.time_enabled;
         sum.time_running += c.time_running;
@@ -696,6 +772,57 @@ std::vector<std::vector<Count>> PerfAccess::read() {
       }
     }
   }
+}
+
+namespace {
+[[gnu::noinline, gnu::cold]] void scale_values(std::uint64_t* values, std::size_t n, std::uint64_t enabled,
+                                               std::uint64_t running) {
+  for (std::size_t k = 0; k < n; ++k) values[k] = scale_count(values[k], enabled, running).value;
+}
+}  // namespace
+
+// The direct path: one read() of the group, the values less their bases; the rest (rdpmc, an
+// interrupted or failed read, ids out of order, a multiplexed group to scale) is
+// read_values_slowly's.
+void PerfAccess::read_values(std::uint64_t* out) {
+  if (direct_fd_ >= 0) [[likely]] {
+    std::uint64_t* buf = buffer_.data();
+    if (::read(direct_fd_, buf, direct_bytes_) == static_cast<ssize_t>(direct_bytes_)) [[likely]] {
+      const Target& t = targets_.front();
+      const Raw* base = t.base.data();
+      const std::uint64_t* ids = t.ids.data();
+      const std::size_t n = buf[0];
+      bool in_order = n == events_.size();
+      for (std::size_t k = 0; k < n && in_order; ++k) {
+        in_order = buf[4 + 2 * k] == ids[k];
+        out[k] = buf[3 + 2 * k] - base[k].value;
+      }
+      if (in_order) [[likely]] {
+        // Every base of a group read has the group's times.
+        const std::uint64_t enabled = buf[1] - base[0].time_enabled, running = buf[2] - base[0].time_running;
+        if (running < enabled) [[unlikely]]
+          scale_values(out, n, enabled, running);
+        return;
+      }
+    }
+  }
+  read_values_slowly(out);
+}
+
+// rdpmc, an interrupted or failed read (reported there), ids out of order: the general path.
+void PerfAccess::read_values_slowly(std::uint64_t* out) {
+  read_counts(scratch_);
+  for (std::size_t k = 0; k < events_.size(); ++k) out[k] = scratch_[k].value;
+}
+
+std::vector<std::vector<Count>> PerfAccess::read() {
+  const std::size_t per = counts_per_event();
+  std::vector<Count> counts(events_.size() * per);
+  read_counts(counts);
+  std::vector<std::vector<Count>> out(events_.size());
+  for (std::size_t i = 0; i < events_.size(); ++i)
+    out[i].assign(counts.begin() + static_cast<std::ptrdiff_t>(i * per),
+                  counts.begin() + static_cast<std::ptrdiff_t>((i + 1) * per));
   return out;
 }
 

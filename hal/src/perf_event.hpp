@@ -4,6 +4,11 @@
 // use the rdpmc fast path of the mmap page when the kernel allows it (this thread, not
 // inherited, every event on a counter), read() otherwise. Counts of a multiplexed group are
 // scaled to the time enabled and flagged extrapolated.
+// The read path costs what the kernel costs: whether a group can take the rdpmc path is
+// decided when events are added (only hardware events ever sit on a counter; a software event
+// makes the group read() it), the calling thread's id is cached (no gettid per read), and the
+// buffers are sized when events are added, so read_counts() makes one read() per target (none
+// with rdpmc) and allocates nothing.
 #pragma once
 
 #include "access.hpp"
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -164,6 +170,14 @@ class PerfAccess final : public Access {
   void stop() override;
   void reset() override;
   [[nodiscard]] std::vector<std::vector<Count>> read() override;
+  void read_counts(std::span<Count> out) override;
+  // The shortest path, for a session whose readings are this group's events in order: one
+  // target, no sampling event. The values (scaled when multiplexed) into out[0..size()).
+  [[nodiscard]] bool direct_readable() const { return targets_.size() == 1 && samplers_.empty(); }
+  void read_values(std::uint64_t* out);
+  [[nodiscard]] std::size_t counts_per_event() const override {
+    return scope_.kind == Scope::Kind::each_cpu ? targets_.size() : 1;
+  }
   void poll() override { drain(); }
 
   // Sampling events: a sampling event is not in the group. With inherit on a thread or process
@@ -179,6 +193,10 @@ class PerfAccess final : public Access {
   [[nodiscard]] std::size_t size() const { return events_.size(); }
   [[nodiscard]] std::vector<int> cpus() const;             // the targets' CPUs (each_cpu)
   [[nodiscard]] std::string_view last_read_path() const { return last_path_; }  // "rdpmc" | "read"
+  // Whether the group of a target may try the rdpmc path (decided when events are added).
+  [[nodiscard]] bool rdpmc_possible(std::size_t target = 0) const {
+    return target < targets_.size() && targets_[target].rdpmc;
+  }
   [[nodiscard]] int leader_fd(std::size_t target = 0) const;
 
  private:
@@ -193,6 +211,8 @@ class PerfAccess final : public Access {
     std::vector<std::uint64_t> ids;
     std::vector<void*> pages;  // mmap'ed user pages (thread scope), nullptr where none
     std::vector<Raw> base;     // the raw values at the last reset
+    std::vector<Raw> raw;      // the values of the last read (sized when events are added)
+    bool rdpmc = false;        // every grouped event may sit on a counter and has its page
   };
   // One fd of a sampling event, with its ring buffer.
   struct SampleFd {
@@ -206,7 +226,12 @@ class PerfAccess final : public Access {
     bool sampling = false;
     std::size_t pos = 0;  // grouped: position in Target::fds; sampling: index into samplers_
   };
-  std::vector<Raw> read_target(Target& t);
+  const std::vector<Raw>& read_target(Target& t);
+  void update_paths();  // after the event set changed: the rdpmc decision and the direct path
+  void read_values_slowly(std::uint64_t* out);
+  void start_slowly();
+  void stop_slowly();
+  [[noreturn]] void ioctl_failed(const char* request) const;
   Raw read_sample_fd(const SampleFd& s) const;
   std::size_t add_sampler(const PerfEventSpec& event);
   void drain(SampleFd& s);
@@ -226,7 +251,14 @@ class PerfAccess final : public Access {
   long owner_tid_ = 0;
   bool running_ = false;
   bool started_once_ = false;
-  std::string last_path_ = "read";
+  bool software_grouped_ = false;       // a grouped event is a software event: never on a counter
+  std::vector<std::uint64_t> buffer_;  // the group read's: nr, enabled, running, {value, id} x n
+  std::vector<Count> scratch_;         // read_values' general path (sized when events are added)
+  // The direct path, decided when events are added: one target, no sampling event, no rdpmc:
+  // its leader's fd, else -1; and the bytes of its group read.
+  int direct_fd_ = -1;
+  std::size_t direct_bytes_ = 0;
+  const char* last_path_ = "read";
 };
 
 }  // namespace pmc::detail

@@ -16,13 +16,23 @@
 #include <array>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace pmc::detail {
 
 namespace {
 
-// dlopen is not safe to call concurrently on every platform; load one library at a time.
-std::mutex load_mutex;
+// dlopen and dlclose are not safe to call concurrently on every platform (and glibc's own lock
+// is one ThreadSanitizer cannot see): load and unload one library at a time. Recursive: a load
+// that fails drops its library, unloading it, while it holds the lock.
+// Never destroyed: a Hal destroyed at exit, after this file's statics, still unloads under it.
+std::recursive_mutex& load_mutex() {
+  static auto* m = new std::recursive_mutex;
+  return *m;
+}
 
 #if defined(__x86_64__)
 constexpr unsigned kHostMachine = EM_X86_64;
@@ -54,10 +64,24 @@ bool read_at(int fd, void* buf, std::size_t n, std::uint64_t off) {
   return true;
 }
 
+// The file's first bytes, read once: the ELF header and, in every library a linker makes, the
+// program headers too (read_at fetches what lies beyond).
+struct Head {
+  std::array<unsigned char, 4096> bytes{};
+  std::size_t size = 0;
+  bool read(int fd, void* out, std::size_t n, std::uint64_t off) const {
+    if (off + n <= size) {
+      std::memcpy(out, bytes.data() + off, n);
+      return true;
+    }
+    return read_at(fd, out, n, off);
+  }
+};
+
 template <class Ehdr, class Phdr>
-std::optional<std::string> check_elf(int fd, std::uint64_t size) {
+std::optional<std::string> check_elf(int fd, std::uint64_t size, const Head& head) {
   Ehdr h{};
-  if (!read_at(fd, &h, sizeof h, 0)) return "not an ELF file: shorter than an ELF header";
+  if (!head.read(fd, &h, sizeof h, 0)) return "not an ELF file: shorter than an ELF header";
   if (h.e_type != ET_DYN) return fmt::format("not a shared library (ELF type {})", h.e_type);
   if (kHostMachine != EM_NONE && h.e_machine != kHostMachine)
     return fmt::format("built for another machine (ELF machine {}, this host is {})", h.e_machine, kHostMachine);
@@ -70,7 +94,7 @@ std::optional<std::string> check_elf(int fd, std::uint64_t size) {
     return fmt::format("truncated ELF file: its section headers lie beyond the end of the {}-byte file", size);
   for (unsigned i = 0; i < h.e_phnum; ++i) {
     Phdr p{};
-    if (!read_at(fd, &p, sizeof p, h.e_phoff + std::uint64_t{i} * h.e_phentsize))
+    if (!head.read(fd, &p, sizeof p, h.e_phoff + std::uint64_t{i} * h.e_phentsize))
       return "truncated ELF file: cannot read its program headers";
     if (p.p_type != PT_LOAD && p.p_type != PT_DYNAMIC) continue;
     const std::uint64_t end = static_cast<std::uint64_t>(p.p_offset) + p.p_filesz;
@@ -84,18 +108,63 @@ std::string mode_text(mode_t m) { return fmt::format("{:04o}", static_cast<unsig
 
 }  // namespace
 
-std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
-  if (::geteuid() != 0) return std::nullopt;
+namespace {
+// What the current RootCheckScope of this thread remembers (nullptr: no scope).
+struct RootChecks {
+  bool root = ::geteuid() == 0;
+  std::unordered_set<std::string> safe_dirs;                    // found safe, with all above them
+  std::unordered_map<std::string, std::filesystem::path> real;  // directory -> its real path
+};
+thread_local RootChecks* t_checks = nullptr;
+
+// The real path of `file` (symbolic links resolved), its directory's looked up once per scope.
+std::filesystem::path real_path(const std::filesystem::path& file) {
   std::error_code ec;
-  std::filesystem::path p = std::filesystem::absolute(file, ec);
+  struct stat st {};
+  if (t_checks && file.has_parent_path() && ::lstat(file.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
+    const std::string dir = file.parent_path().native();
+    auto it = t_checks->real.find(dir);
+    if (it == t_checks->real.end()) {
+      std::filesystem::path real = std::filesystem::canonical(file.parent_path(), ec);
+      if (!ec) it = t_checks->real.emplace(dir, std::move(real)).first;
+    }
+    if (it != t_checks->real.end()) return it->second / file.filename();
+  }
+  std::filesystem::path p = std::filesystem::canonical(file, ec);
+  if (ec) p = std::filesystem::absolute(file, ec);
   if (ec) p = file;
+  return p;
+}
+}  // namespace
+
+RootCheckScope::RootCheckScope() {
+  if (!t_checks) {
+    t_checks = new RootChecks;
+    owner_ = true;
+  }
+}
+
+RootCheckScope::~RootCheckScope() {
+  if (!owner_) return;
+  delete t_checks;
+  t_checks = nullptr;
+}
+
+std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
+  if (t_checks ? !t_checks->root : ::geteuid() != 0) return std::nullopt;
+  // The real path: a symbolic link leads to a file others may control in a directory that is
+  // not above the name given.
+  const std::filesystem::path p = real_path(file);
   // The file itself, then every directory above it (a writable directory lets others replace
-  // the file). As sudo and ssh do for the files they trust.
+  // the file). As sudo and ssh do for the files they trust. Within a RootCheckScope a directory
+  // found safe (with all above it) is not walked again.
+  std::vector<std::string> checked;
   bool first = true;
   for (std::filesystem::path at = p;; at = at.parent_path()) {
+    if (!first && t_checks && t_checks->safe_dirs.count(at.native())) break;
     struct stat st {};
     if (::stat(at.c_str(), &st) != 0) break;
-    const char* what = first ? "file" : "directory";
+    const char* what = S_ISDIR(st.st_mode) ? "directory" : "file";
     if (st.st_uid != 0)
       return fmt::format("refused while running as root: {} {} is owned by user {}, not root", what, at.string(),
                          st.st_uid);
@@ -103,9 +172,12 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root_dir)
       return fmt::format("refused while running as root: {} {} is writable by {} (mode {})", what, at.string(),
                          (st.st_mode & S_IWOTH) ? "everyone" : "its group", mode_text(st.st_mode));
+    if (!first) checked.push_back(at.native());
     first = false;
     if (at == at.parent_path()) break;
   }
+  if (t_checks)
+    for (auto& d : checked) t_checks->safe_dirs.insert(std::move(d));
   return std::nullopt;
 }
 
@@ -128,15 +200,23 @@ std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file)
   struct stat fst {};
   if (::fstat(f.fd, &fst) != 0 || !S_ISREG(fst.st_mode)) return "not loaded: it is not a regular file";
   const auto size = static_cast<std::uint64_t>(fst.st_size);
-  std::array<unsigned char, EI_NIDENT> ident{};
-  if (!read_at(f.fd, ident.data(), ident.size(), 0) || std::memcmp(ident.data(), ELFMAG, SELFMAG) != 0)
-    return "not an ELF shared library";
+  Head head;
+  for (;;) {
+    const ssize_t n = ::pread(f.fd, head.bytes.data(), head.bytes.size(), 0);
+    if (n >= 0) {
+      head.size = static_cast<std::size_t>(n);
+      break;
+    }
+    if (errno != EINTR) return fmt::format("cannot be read: {}", std::strerror(errno));
+  }
+  const unsigned char* ident = head.bytes.data();
+  if (head.size < EI_NIDENT || std::memcmp(ident, ELFMAG, SELFMAG) != 0) return "not an ELF shared library";
   if (ident[EI_CLASS] != kHostClass)
     return fmt::format("built for a {}-bit machine; this host is {}-bit", ident[EI_CLASS] == ELFCLASS64 ? 64 : 32,
                        sizeof(void*) * 8);
   if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB) return "malformed ELF file: unknown byte order";
-  return kHostClass == ELFCLASS64 ? check_elf<Elf64_Ehdr, Elf64_Phdr>(f.fd, size)
-                                  : check_elf<Elf32_Ehdr, Elf32_Phdr>(f.fd, size);
+  return kHostClass == ELFCLASS64 ? check_elf<Elf64_Ehdr, Elf64_Phdr>(f.fd, size, head)
+                                  : check_elf<Elf32_Ehdr, Elf32_Phdr>(f.fd, size, head);
 }
 
 namespace {
@@ -181,8 +261,12 @@ PluginLoad load_plugin(const std::filesystem::path& file) {
   };
   if (auto why = unsafe_plugin_file(file)) return fail(*why);
 
-  std::lock_guard<std::mutex> lock(load_mutex);
-  auto library = std::make_shared<boost::dll::shared_library>();
+  std::lock_guard<std::recursive_mutex> lock(load_mutex());
+  std::shared_ptr<boost::dll::shared_library> library(new boost::dll::shared_library,
+                                                      [](boost::dll::shared_library* l) {
+                                                        std::lock_guard<std::recursive_mutex> unload(load_mutex());
+                                                        delete l;
+                                                      });
   std::error_code ec;
   dlerror();  // clear any stale message
   library->load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
@@ -266,7 +350,10 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
   };
   for (const auto& dir : dirs) {
     if (dir.empty()) {
-      report(dir, "an empty plugin directory name (plugins are never loaded from the current directory implicitly)");
+      PluginLoad p;
+      p.status.error = "an empty plugin directory name (\"\") is ignored: plugins are never loaded from the current "
+                       "directory implicitly";
+      out.push_back(std::move(p));
       continue;
     }
     std::error_code ec;

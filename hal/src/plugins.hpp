@@ -2,6 +2,8 @@
 // (the tests link the core statically to reach it).
 #pragma once
 
+#include "root_safety.hpp"
+
 #include <pmc/hal.hpp>
 #include <pmc/sdk/backend.hpp>
 #include <pmc/sdk/model.hpp>
@@ -49,9 +51,8 @@ struct PluginLoad {
 // neither it nor a directory above it may be writable by group or others (a sticky
 // root-owned directory such as /tmp excepted) or owned by a user other than root.
 std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file);
-// The ownership and mode part of the check above, for any file pmchal reads as root (plugins,
-// configs, events files).
-std::optional<std::string> unsafe_for_root(const std::filesystem::path& file);
+// The ownership and mode part of the check above (root_safety.hpp: unsafe_for_root) applies to
+// any file pmchal reads as root: plugins, configs, events files.
 
 // Loads one library: the checks above, dlopen with RTLD_NOW, then the backend descriptor and/or
 // the model descriptor (their ABI version and size), and the backend's factory. Never throws; a

@@ -10,7 +10,9 @@
 
 #include <pmc/session.hpp>
 
+#include <array>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace pmc::detail {
@@ -25,17 +27,25 @@ class SessionImpl {
   SessionImpl& operator=(const SessionImpl&) = delete;
 
   void add(std::string_view event);
+  void add_group(const std::vector<std::string>& events);  // all or nothing, one event set
   void start();
   void stop();
   void reset();
   void poll();
   std::vector<Reading> read();
+  // The values read() would give, into the caller's buffer; allocates nothing once the read plan
+  // is built (at the first read after the events changed).
+  std::size_t read(std::span<std::uint64_t> values);
+  std::size_t readings();  // how many read() gives
   void profile(const ProfileRequest& request);
   std::vector<LevelHistogram> level_histograms();
   std::vector<PcProfile> pc_profiles();
   std::vector<PcCount> sampled_pcs(AddressSpace space);
   std::uint64_t lost_samples();
   WorkloadRun run(const Workload& workload);
+  WorkloadRun run(WorkloadReader& workload);  // streamed: checked whole, then run in batches
+  // Access "sim" and "msr": the event sets the backend events rotate through (1: no multiplexing).
+  [[nodiscard]] std::size_t event_sets() const { return registers_ ? registers_->set_count() : 0; }
   // The simulated device (access "sim", once a PMU event was added), or nullptr.
   [[nodiscard]] Device* device() const;
   [[nodiscard]] const PerfAccess* perf_access() const { return perf_.get(); }
@@ -55,18 +65,57 @@ class SessionImpl {
     const CounterInfo* counter = nullptr;  // backend events on a register access or perf
     const char* unit = "";                 // HAL events: what they count in ("ns", "ticks")
   };
-  void add_backend_event(const EventSpec& spec);
+  void add_backend_event(const EventSpec& spec, std::size_t group);
+  // Access "sim", "msr": the backend events (with one more) split into event sets the PMU holds
+  // at once, groups kept whole; nothing changes when it throws.
+  [[nodiscard]] std::vector<EventSet> plan_sets(const std::vector<Encoding>& backend,
+                                                const std::vector<std::size_t>& groups) const;
   void add_hal_event(HalEvent event);
   void add_perf_event(const EventSpec& spec);
+  // An unknown event name: the not_found error with the nearest names this session knows.
+  [[noreturn]] void unknown_event(const EventSpec& spec, const std::string& what) const;
+  [[nodiscard]] bool known_name(const EventSpec& spec) const;
+  [[nodiscard]] Encoding encode(const EventSpec& spec) const;  // the backend's, unknown names answered
   void open_msr(const EventSpec& spec);
   void open_sim();
   PerfAccess& perf();
   [[nodiscard]] std::vector<PerfSamples> merged_samples();  // per CPU (each_cpu) or summed
-  [[nodiscard]] std::vector<Access*> accesses() const;  // in start order
+  // The access methods in start order, without allocating.
+  struct AccessList {
+    std::array<Access*, 3> list{};
+    std::size_t size = 0;
+    [[nodiscard]] Access* const* begin() const { return list.data(); }
+    [[nodiscard]] Access* const* end() const { return list.data() + size; }
+  };
+  [[nodiscard]] AccessList accesses() const;
+  // Where each reading's count comes from, built when the events change (read_plan(); an
+  // access method comes with the first event routed to it), so that a read only asks each
+  // access for its counts and copies numbers. start, stop, reset and poll use its access list.
+  struct ReadPlan {
+    std::size_t events = ~std::size_t{0};  // what it was built for
+    AccessList access;
+    std::array<std::size_t, 4> offset{};  // per access: its first count in `counts`; [size]: the end
+    std::vector<Count> counts;            // scratch: every access's counts, event-major
+    std::vector<std::uint32_t> route;     // per reading: its count in `counts`
+    std::vector<int> cpu;                 // per reading: its CPU (each_cpu), else -1
+    std::vector<std::uint32_t> event;     // per reading: its event (index into encodings)
+    // A session whose readings are exactly one perf group's events, in order: read() asks
+    // the group directly (PerfAccess::read_values).
+    PerfAccess* direct = nullptr;
+    std::size_t readings = 0;  // route.size()
+  };
+  // entries_ grows with encodings, one entry per event (and is cheaper to count).
+  ReadPlan& read_plan() { return plan_.events == entries_.size() ? plan_ : build_plan(); }
+  ReadPlan& build_plan();
+  void start_slowly();
+  void read_counts(ReadPlan& plan);
+  std::size_t read_through(ReadPlan& plan, std::span<std::uint64_t> values);
   [[nodiscard]] std::vector<int> cpus();                // Scope each_cpu: the CPUs read
 
   std::vector<Entry> entries_;
   std::vector<std::size_t> backend_events_;  // indexes into encodings of the backend events
+  std::vector<std::size_t> backend_groups_;  // parallel: the group each belongs to (add_group)
+  std::size_t next_group_ = 0;
   std::unique_ptr<CpuPin> pin_;                // access "msr": destroyed after the registers are stopped
   std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"
   std::unique_ptr<PerfAccess> perf_;           // software events, and access "perf"
@@ -74,6 +123,7 @@ class SessionImpl {
   std::size_t sampling_events_ = 0;  // HAL clock events with period=
   bool perf_profile_ = false;        // the profile request is served by perf sampling
   bool perf_profiled_ = false;       // ... and the session has started since
+  ReadPlan plan_;
 };
 
 // The tests' way from a Session to its implementation and device model (not public API).

@@ -4,9 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
 
@@ -92,6 +98,33 @@ TscFrequency tsc_frequency_from_samples(const TscSample& first, const TscSample&
   return f;
 }
 
+std::optional<TscFrequency> tsc_frequency_from_hypervisor(const CpuidTable& cpuid) {
+  constexpr std::uint32_t kBase = 0x40000000, kTiming = 0x40000010;
+  const auto base = cpuid.get(kBase);
+  if (!base || base->eax < kTiming || base->eax > kBase + 0xFF) return std::nullopt;
+  const auto timing = cpuid.get(kTiming);
+  if (!timing || timing->eax == 0) return std::nullopt;
+  TscFrequency f;
+  f.hz = timing->eax * 1e3;
+  f.uncertainty_hz = 500;  // whole kHz
+  f.method = fmt::format("hypervisor CPUID 40000010H: {} kHz", timing->eax);
+  return f;
+}
+
+std::optional<TscFrequency> tsc_frequency_from_perf_page(bool cap_user_time, std::uint32_t time_mult,
+                                                         std::uint16_t time_shift) {
+  if (!cap_user_time || time_mult == 0 || time_shift >= 64) return std::nullopt;
+  TscFrequency f;
+  // ns per tick = time_mult / 2^time_shift, the kernel's calibration rounded to an integer
+  // time_mult: the rate lies within one unit of time_mult of it.
+  const double scale = std::ldexp(1.0, time_shift);
+  f.hz = 1e9 * scale / time_mult;
+  f.uncertainty_hz = f.hz / time_mult;
+  f.method = fmt::format("the kernel's calibration (perf mmap page: time_mult {}, time_shift {})", time_mult,
+                         time_shift);
+  return f;
+}
+
 namespace {
 
 std::uint64_t raw_ns() {
@@ -113,15 +146,127 @@ TscSample sample() {
   return best;
 }
 
-TscFrequency measure() {
-  const TscSample first = sample();
-  timespec pause{0, 30 * 1000 * 1000};
-  while (nanosleep(&pause, &pause) != 0) {
+// The process's first sample (note_tsc_in_use, or the measurement's own start).
+struct FirstSample {
+  std::mutex mutex;
+  std::atomic<bool> taken{false};
+  TscSample sample;
+};
+FirstSample& first_sample() {
+  static FirstSample f;
+  return f;
+}
+
+TscSample take_first_sample() {
+  FirstSample& f = first_sample();
+  std::lock_guard lock(f.mutex);
+  if (!f.taken.load(std::memory_order_relaxed)) {
+    f.sample = sample();
+    f.taken.store(true, std::memory_order_release);
   }
-  return tsc_frequency_from_samples(first, sample());
+  return f.sample;
+}
+
+// The last resort: against CLOCK_MONOTONIC_RAW since the first sample, sleeping only while the
+// brackets' widths still exceed kTscMeasurePrecision of the interval (well under a millisecond
+// on a quiet machine), and at most until kTscMeasureMaxNs after the first sample.
+TscFrequency measure() {
+  const TscSample first = take_first_sample();
+  for (;;) {
+    const TscSample last = sample();
+    TscFrequency f = tsc_frequency_from_samples(first, last);
+    const std::uint64_t elapsed = last.ns > first.ns ? last.ns - first.ns : 0;
+    const double relative = f.hz > 0 ? f.uncertainty_hz / f.hz : 1.0;
+    if ((f.hz > 0 && relative <= kTscMeasurePrecision) || elapsed >= kTscMeasureMaxNs) return f;
+    // The uncertainty falls as 1/interval: wait for the interval that reaches the precision.
+    double want = static_cast<double>(std::max<std::uint64_t>(elapsed, 1)) * relative / kTscMeasurePrecision;
+    want = std::min(want, static_cast<double>(kTscMeasureMaxNs));
+    const auto wait = static_cast<std::uint64_t>(want) > elapsed ? static_cast<std::uint64_t>(want) - elapsed : 1000;
+    timespec pause{static_cast<time_t>(wait / 1000000000ull), static_cast<long>(wait % 1000000000ull)};
+    while (nanosleep(&pause, &pause) != 0) {
+    }
+  }
+}
+
+// What the kernel's perf mmap page says, from a software event on this thread (no counting).
+std::optional<TscFrequency> from_kernel() {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const auto page_size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  void* map = mmap(nullptr, page_size, PROT_READ, MAP_SHARED, static_cast<int>(fd), 0);
+  std::optional<TscFrequency> out;
+  if (map != MAP_FAILED) {
+    const auto& page = *static_cast<const volatile perf_event_mmap_page*>(map);
+    bool cap = false;
+    std::uint32_t mult = 0;
+    std::uint16_t shift = 0;
+    std::uint32_t seq = 0;
+    do {
+      seq = page.lock;
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+      cap = page.cap_user_time;
+      mult = page.time_mult;
+      shift = page.time_shift;
+      __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    } while (page.lock != seq);
+    out = tsc_frequency_from_perf_page(cap, mult, shift);
+    munmap(map, page_size);
+  }
+  ::close(static_cast<int>(fd));
+  return out;
 }
 
 }  // namespace
+
+// Leaves 0, 15H and 16H of this CPU: three CPUID instructions (in a virtual machine each one
+// traps to the hypervisor, so not the whole table read_native_cpu() reads).
+CpuidTable native_tsc_leaves() {
+  CpuidTable t;
+#if PMC_HAVE_TSC
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __cpuid(0, a, b, c, d);
+  t.set(0, 0, CpuidRegs{a, b, c, d});
+  const unsigned max_leaf = a;
+  for (unsigned leaf : {0x15u, 0x16u})
+    if (max_leaf >= leaf) {
+      __cpuid_count(leaf, 0, a, b, c, d);
+      t.set(leaf, 0, CpuidRegs{a, b, c, d});
+    }
+#endif
+  return t;
+}
+
+namespace {
+
+// The hypervisor's timing leaf, when CPUID.1:ECX[31] says there is a hypervisor.
+std::optional<TscFrequency> from_hypervisor() {
+#if PMC_HAVE_TSC
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 31))) return std::nullopt;
+  CpuidTable t;
+  __cpuid(0x40000000, a, b, c, d);
+  t.set(0x40000000, 0, CpuidRegs{a, b, c, d});
+  if (a >= 0x40000010 && a <= 0x400000FF) {
+    __cpuid(0x40000010, a, b, c, d);
+    t.set(0x40000010, 0, CpuidRegs{a, b, c, d});
+  }
+  return tsc_frequency_from_hypervisor(t);
+#else
+  return std::nullopt;
+#endif
+}
+
+}  // namespace
+
+void note_tsc_in_use() {
+  if (!first_sample().taken.load(std::memory_order_acquire)) (void)take_first_sample();
+}
 
 TscAccess::TscAccess() {
   std::string why;
@@ -132,6 +277,7 @@ std::size_t TscAccess::add() { return events_++; }
 
 void TscAccess::start() {
   if (running_) return;
+  note_tsc_in_use();
   running_ = true;
   started_ns_ = monotonic_ns();
   started_tsc_ = read_tsc();
@@ -153,11 +299,18 @@ void TscAccess::reset() {
   }
 }
 
-std::vector<std::vector<Count>> TscAccess::read() {
+void TscAccess::read_counts(std::span<Count> out) {
   Count c;
   c.value = ticks_ + (running_ ? read_tsc() - started_tsc_ : 0);
   c.time_enabled = enabled_ns_ + (running_ ? monotonic_ns() - started_ns_ : 0);
   c.time_running = c.time_enabled;
+  const std::size_t n = std::min(out.size(), events_);
+  for (std::size_t i = 0; i < n; ++i) out[i] = c;
+}
+
+std::vector<std::vector<Count>> TscAccess::read() {
+  Count c;
+  read_counts(std::span<Count>(&c, events_ ? 1 : 0));
   return std::vector<std::vector<Count>>(events_, std::vector<Count>{c});
 }
 
@@ -172,12 +325,17 @@ TscFrequency tsc_frequency() {
       result.method = why;
       return;
     }
-    try {
-      if (auto f = detail::tsc_frequency_from_cpuid(read_native_cpu().raw)) {
-        result = *f;
-        return;
-      }
-    } catch (const Error&) {  // no usable CPUID: measure
+    if (auto f = detail::tsc_frequency_from_cpuid(detail::native_tsc_leaves())) {
+      result = *f;
+      return;
+    }
+    if (auto f = detail::from_hypervisor()) {
+      result = *f;
+      return;
+    }
+    if (auto f = detail::from_kernel()) {
+      result = *f;
+      return;
     }
     result = detail::measure();
   });

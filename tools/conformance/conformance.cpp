@@ -215,11 +215,11 @@ BOOST_AUTO_TEST_CASE(the_driver_programs_the_model_and_counts_exactly_across_a_w
             const pmc::WorkloadRun run = s.run(w);
             const auto readings = s.read();
             BOOST_TEST_REQUIRE(readings.size() == 1u);
-            const std::uint64_t g = readings[0].granularity;
+            const std::uint64_t step = readings[0].granularity;
             const std::uint64_t expect = (1000 + long_run) * k;
             BOOST_TEST(run.cycles == 1000 + long_run);
             BOOST_TEST(readings[0].generic == generic);
-            BOOST_TEST(readings[0].value == expect / g * g, "counted " << readings[0].value << ", expected " << expect);
+            BOOST_TEST(readings[0].value == expect / step * step, "counted " << readings[0].value << ", expected " << expect);
           }
         }
       }

@@ -1,10 +1,12 @@
 // pmc: what the subcommands share (options, output that cannot kill the program, formatting).
-// Each subcommand is a file of its own (probe.cpp, list.cpp, encode.cpp, stat.cpp,
-// profile.cpp); main.cpp parses the command line. The library does the work; these present it.
+// Each subcommand is a file of its own (probe.cpp, list.cpp, encode.cpp, stat*.cpp, profile.cpp,
+// export.cpp); main.cpp and options.cpp parse the command line. The library does the work;
+// these present it.
 #pragma once
 
 #include <pmc/pmc.hpp>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -32,9 +34,26 @@ struct Options {
   std::vector<std::string> command;  // stat, profile: the command to run and its arguments
   std::optional<std::string> separator;  // stat -x: CSV
   std::string output;                // stat, profile -o: the report goes to this file
+  // stat (perf stat's options) and export
+  bool all_cpus = false;             // -a
+  std::string cpu_list;              // -C LIST
+  int pid = 0;                       // -p PID
+  int tid = 0;                       // -t TID
+  bool no_aggr = false;              // -A
+  std::uint64_t interval_ms = 0;     // -I MS
+  unsigned repeat = 1;               // -r N
+  std::uint64_t timeout_ms = 0;      // --timeout MS
+  std::vector<std::string> metrics;  // -M NAME[,NAME]; list --metrics
+  bool list_metrics = false;         // list --metrics
+  std::string listen;                // export --listen ADDR:PORT
+  std::string textfile;              // export --textfile FILE
+  double export_interval = 1.0;      // export --interval S
+  bool aggregate = false;            // export --aggregate
   std::string pc_range;              // profile --pc START:END
   bool kernel = false;               // profile --kernel: the range is kernel addresses
   std::size_t top = 10;              // profile --top N
+  bool emulate = false;              // stat, profile --emulate: the command under cachegrind (docs/emulation.md)
+  bool regions = false;              // stat --regions: the program's own marked regions (docs/regions.md)
 };
 
 // Writes text and never throws: a report or an error message to an unwritable stream (stderr
@@ -70,8 +89,6 @@ std::string quote_command(const std::vector<std::string>& cmd);
 
 // The readings as every --json report gives them.
 json counters_json(const std::vector<pmc::Reading>& readings);
-// Instructions per cycle, when the readings count both (by their generic names).
-std::optional<double> insn_per_cycle(const std::vector<pmc::Reading>& readings);
 
 // Where a report goes: stdout, stderr or the file of -o.
 class Report {
@@ -92,6 +109,21 @@ int cmd_list(const Options& o);
 int cmd_encode(const Options& o);
 int cmd_stat(const Options& o);
 int cmd_profile(const Options& o);
+int cmd_export(const Options& o);
+
+// options.cpp: the stat, profile and export subcommands' options.
+CLI::App* add_stat(CLI::App& app, Options& o);
+CLI::App* add_profile(CLI::App& app, Options& o);
+CLI::App* add_export(CLI::App& app, Options& o);
+// The common options of a subcommand that opens a Hal (--cpuid-dump, --backend, --access, --json).
+void add_cpu_options(CLI::App* sub, Options& o);
+// Where a command begins in argv (stat, profile): at the first word after the subcommand that is
+// neither an option nor an option's value, or after "--". Returns the number of arguments CLI11
+// should parse (the command and a "--" before it left out) and fills o.command.
+int split_command(int argc, char** argv, const CLI::App& app, Options& o);
+// "0-3,6" (the sysfs CPU list format). Throws invalid_argument naming the text.
+std::vector<int> parse_cpu_list(const std::string& text);
+std::vector<int> online_cpus();
 
 // profile.cpp: "0x120000000:0x120001000" (hex or decimal bounds, end exclusive).
 pmc::PcRange parse_pc_range(const std::string& text, bool kernel);

@@ -100,16 +100,6 @@ json counters_json(const std::vector<pmc::Reading>& readings) {
   return counters;
 }
 
-std::optional<double> insn_per_cycle(const std::vector<pmc::Reading>& readings) {
-  std::optional<std::uint64_t> cycles, instructions;
-  for (const auto& r : readings) {
-    if (r.generic == "cycles" && !cycles) cycles = r.value;
-    if (r.generic == "instructions" && !instructions) instructions = r.value;
-  }
-  if (!cycles || !instructions || *cycles == 0) return std::nullopt;
-  return static_cast<double>(*instructions) / static_cast<double>(*cycles);
-}
-
 Report::Report(const std::string& path, std::FILE* fallback) : out_(fallback) {
   if (path.empty()) return;
   out_ = std::fopen(path.c_str(), "w");

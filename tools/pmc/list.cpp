@@ -43,8 +43,53 @@ bool matches_filter(const pmc::HalEventDescription& e, const std::vector<std::st
 // count with any backend or none: without a backend, only those, and a note on stderr.
 }  // namespace
 
+// `pmc list --metrics`: every metric of the generic file and the backend's, by group, with its
+// formula and the events it needs, and whether this machine can compute it.
+int list_metrics(const Options& o, const pmc::Hal& hal) {
+  const pmc::MetricCatalog catalog = pmc::builtin_metrics(hal);
+  if (o.json) {
+    json out = json::array();
+    for (const auto& m : catalog.metrics()) {
+      json events = json::array();
+      for (const auto& in : m.events) events.push_back({{"variable", in.variable}, {"event", in.event}});
+      const std::string why = pmc::metric_unavailable(hal, m);
+      out.push_back({{"name", m.name},
+                     {"group", m.group},
+                     {"formula", m.formula},
+                     {"unit", m.unit},
+                     {"description", m.description},
+                     {"events", events},
+                     {"backend", m.backend.empty() ? json(nullptr) : json(m.backend)},
+                     {"default", m.by_default},
+                     {"available", why.empty()},
+                     {"unavailable", why.empty() ? json(nullptr) : json(why)},
+                     {"source", m.source.str()}});
+    }
+    print("{}\n", out.dump(2));
+    return 0;
+  }
+  print("{} metrics ({}); pmc stat -M NAME or -M GROUP\n", catalog.metrics().size(),
+        hal.backend() ? fmt::format("generic and backend {}", hal.backend()->name) : std::string("generic"));
+  for (const std::string& group : catalog.groups()) {
+    print("\n{}:\n", group);
+    for (const auto* m : catalog.select(group)) {
+      const std::string why = pmc::metric_unavailable(hal, *m);
+      print("  {:<24} {} [{}]{}\n", m->name, m->description, m->unit, m->by_default ? " (shown by default)" : "");
+      print("  {:<24} = {}\n", "", m->formula);
+      std::string events;
+      for (const auto& in : m->events)
+        events += (events.empty() ? "" : ", ") +
+                  (in.variable == in.event ? in.event : fmt::format("{} = {}", in.variable, in.event));
+      print("  {:<24} events: {}{}\n", "", events, m->uses_duration ? ", duration_time" : "");
+      if (!why.empty()) print("  {:<24} not available here: {}\n", "", why);
+    }
+  }
+  return 0;
+}
+
 int cmd_list(const Options& o) {
   pmc::Hal hal = pmc::Hal::open(make_config(o));
+  if (o.list_metrics) return list_metrics(o, hal);
   const pmc::BackendInfo* backend = hal.backend();
   std::vector<const pmc::EventDef*> events;
   if (backend) events = hal.events().for_cpu(hal.pmu().cpu_tag);

@@ -46,7 +46,11 @@ int cmd_probe(const Options& o) {
                {"stepping", cpu.stepping},
                {"brand", cpu.brand},
                {"source", cpu.source},
-               {"arch_perfmon_version", cpu.arch.version}}},
+               {"isa", cpu.isa == pmc::Isa::x86 ? "x86" : cpu.isa == pmc::Isa::aarch64 ? "aarch64" : "other"},
+               {"arch_perfmon_version", cpu.isa == pmc::Isa::x86 ? json(cpu.arch.version) : json(nullptr)},
+               {"midr_el1", cpu.isa == pmc::Isa::aarch64 ? json(cpu.arm.midr) : json(nullptr)},
+               {"arm_pmu_version", cpu.isa == pmc::Isa::aarch64 ? json(cpu.arm.pmu_version) : json(nullptr)},
+               {"arm_pmu_counters", cpu.isa == pmc::Isa::aarch64 ? json(cpu.arm.pmu_counters) : json(nullptr)}}},
              {"backend", backend ? json(backend->name) : json(nullptr)},
              {"reason", hal.why()},
              {"access", backend ? json(hal.access()) : json(nullptr)},
@@ -64,7 +68,13 @@ int cmd_probe(const Options& o) {
     return 0;
   }
   print("CPU:        {}\n", pmc::describe(cpu));
-  print("            from {}; CPUID.0AH version {}\n", cpu.source, cpu.arch.version);
+  if (cpu.isa == pmc::Isa::x86)
+    print("            from {}; CPUID.0AH version {}\n", cpu.source, cpu.arch.version);
+  else if (cpu.isa == pmc::Isa::aarch64)
+    print("            from {}; MIDR_EL1 {:#010x}, PMUv3 version {}, {} event counters{}\n", cpu.source, cpu.arm.midr,
+          cpu.arm.pmu_version, cpu.arm.pmu_counters, cpu.arm.pmu_inferred ? " (inferred: Linux hides the registers)" : "");
+  else
+    print("            from {}\n", cpu.source);
   print("Backend:    {}\n", backend ? backend->name : std::string("none"));
   print("            {}\n", hal.why());
   if (backend) {

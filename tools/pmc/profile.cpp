@@ -155,7 +155,9 @@ int profile_workload(const Options& o) {
   std::optional<pmc::PcRange> asked;
   if (!o.pc_range.empty()) asked = parse_pc_range(o.pc_range, o.kernel);
   std::optional<pmc::PcRange> range;
-  const SimulatedRun run = run_simulated(hal, o, events, [&](pmc::Session& s, const pmc::Workload& w) {
+  std::vector<EventGroup> groups;
+  for (const auto& e : events) groups.push_back({{e}, false});
+  const SimulatedRun run = run_simulated(hal, o, groups, [&](pmc::Session& s, const pmc::Workload& w) {
     range = asked ? asked : busiest_code(w, o.kernel);
     pmc::ProfileRequest request;
     request.levels = true;

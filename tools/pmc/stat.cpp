@@ -1,21 +1,31 @@
-// pmc stat: count events of a command (run and reported like perf stat: on stderr or -o FILE,
-// exiting with the command's status) or of a simulated workload on a backend's device model.
-#include "cli.hpp"
+// pmc stat: count events like perf stat: of a command (reported on stderr or -o FILE, exiting
+// with the command's status), of processes, threads or CPUs until Ctrl-C or --timeout, at
+// intervals (-I), over repeated runs (-r), or of a simulated workload on a backend's device model.
 #include "stat.hpp"
 
 #include <pmc/process.hpp>
 
+#include <signal.h>
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <fstream>
+
 namespace pmc_cli {
 
-// ---------------------------------------------------------------------------------------------
-// A simulated workload.
-
-SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vector<std::string>& events,
+SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vector<EventGroup>& events,
                            const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare) {
   SimulatedRun run;
   run.workload = pmc::load_workload(pmc::resolve_data(o.workload, pmc::DataKind::workload));
   pmc::Session session = hal.session();
-  for (const auto& e : events) session.add(e);
+  for (const auto& g : events) {
+    if (g.braces)
+      session.add_group(g.events);
+    else
+      session.add(g.events.front());
+  }
   if (prepare) prepare(session, run.workload);
   run.stats = session.run(run.workload);
   run.readings = session.read();
@@ -24,122 +34,6 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vec
   return run;
 }
 
-json run_json(const pmc::Hal& hal, const SimulatedRun& run) {
-  return json{{"workload", run.workload.name},
-              {"file", run.workload.source},
-              {"backend", hal.pmu().name},
-              {"pmu", hal.pmu().description},
-              {"access", hal.access()},
-              {"cycles", run.stats.cycles},
-              {"interrupts", run.stats.interrupts},
-              {"cycles_not_counted", run.stats.cycles_not_counted},
-              {"counters", counters_json(run.readings)}};
-}
-
-void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what) {
-  print("\n {} for workload '{}' ({})\n", what, run.workload.name, run.workload.source);
-  print(" on the simulated {}:\n\n", hal.pmu().description);
-  const std::optional<double> ipc = insn_per_cycle(run.readings);
-  for (const auto& r : run.readings) {
-    std::string note = fmt::format("# {} (counter {})", r.canonical, r.counter);
-    if (ipc && r.generic == "instructions") note = fmt::format("# {:6.2f} insn per cycle", *ipc);
-    print("{:>20}      {:<28} {}\n", group_digits(r.value), r.event, note);
-  }
-  print("\n{:>20}      cycles simulated\n", group_digits(run.stats.cycles));
-  if (run.stats.interrupts) print("{:>20}      overflow interrupts\n", group_digits(run.stats.interrupts));
-  if (run.stats.cycles_not_counted)
-    print("{:>20}      cycles not counted: they ran on other CPUs of the workload, and the session counts the\n"
-          "{:>20}      simulated CPU 0 (the pfm(7) shim, <pmc/pfm.h>, counts each CPU: PCNTOPENEACH)\n",
-          group_digits(run.stats.cycles_not_counted), "");
-  print("\n");
-}
-
-namespace {
-
-int stat_workload(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
-  (void)hal.require_backend();
-  std::vector<std::string> events = split_events(o.events);
-  if (events.empty()) events = {"cycles", "instructions"};
-  const SimulatedRun run = run_simulated(hal, o, events);
-  if (o.json) {
-    print("{}\n", run_json(hal, run).dump(2));
-    return 0;
-  }
-  print_counts(hal, run, "Performance counter stats");
-  return 0;
-}
-
-// ---------------------------------------------------------------------------------------------
-// A command.
-
-// The events counted when -e is not given: what works on this machine.
-std::vector<std::string> default_events(const pmc::Hal& hal) {
-  std::vector<std::string> e{"task-clock", "context-switches", "cpu-migrations", "page-faults"};
-  if (hal.backend() && hal.access() == "perf") {
-    e.push_back("cycles");
-    e.push_back("instructions");
-  }
-  e.push_back("tsc");
-  return e;
-}
-
-int stat_command(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
-  const bool defaults = o.events.empty();
-  const std::vector<std::string> events = defaults ? default_events(hal) : split_events(o.events);
-  Report report(o.output, stderr);
-  std::FILE* out = report.out();
-  std::optional<pmc::Session> session;
-  pmc::ChildOptions child;
-  child.before_exec = [&](int pid) {
-    session.emplace(hal.session(command_scope(pid)));
-    for (const auto& e : events) {
-      try {
-        session->add(e);
-      } catch (const pmc::Error& err) {
-        if (!defaults) throw;
-        // A default that this machine or this user cannot count: user mode only when perf
-        // refuses kernel mode (perf_event_paranoid), otherwise left out with a note.
-        if (err.kind() == pmc::errc::permission) {
-          try {
-            session->add(e + ":u");
-            continue;
-          } catch (const pmc::Error&) {  // the note below says why the plain one failed
-          }
-        }
-        print_to(stderr, "pmc: not counting {}: {}\n", e, err.what());
-      }
-    }
-    session->start();
-  };
-  const pmc::ChildResult run = pmc::run_child(o.command, child);
-  session->stop();
-  const std::vector<pmc::Reading> readings = session->read();
-
-  if (o.json) {
-    json doc{{"command", o.command},
-             {"exit_status", run.exit_status},
-             {"elapsed_ns", run.elapsed_ns},
-             {"counters", counters_json(readings)}};
-    print_to(out, "{}\n", doc.dump(2));
-  } else if (o.separator) {
-    const std::string& sep = *o.separator;
-    for (const auto& r : readings) {
-      const bool counted = r.time_running > 0 || r.time_enabled == 0;
-      const double percent =
-          r.time_enabled ? 100.0 * static_cast<double>(r.time_running) / static_cast<double>(r.time_enabled) : 100.0;
-      print_to(out, "{}{}{}{}{}{}{}{}{:.2f}\n", counted ? std::to_string(r.value) : std::string("<not counted>"), sep,
-            r.unit, sep, r.event, sep, r.time_running, sep, percent);
-    }
-  } else {
-    report_table(out, o.command, readings, run);
-  }
-  return run.exit_status;
-}
-
-}  // namespace
-
 pmc::Scope command_scope(int pid) {
   pmc::Scope scope = pmc::Scope::process(pid);
   scope.inherit = true;
@@ -147,58 +41,304 @@ pmc::Scope command_scope(int pid) {
   return scope;
 }
 
-void report_table(std::FILE* out, const std::vector<std::string>& command, const std::vector<pmc::Reading>& readings,
-                  const pmc::ChildResult& run, const char* title) {
-  std::optional<std::uint64_t> task_clock;
-  for (const auto& r : readings)
-    if (r.hal && r.name == "task-clock" && r.time_running) task_clock = r.value;
-  const std::optional<double> ipc = insn_per_cycle(readings);
-  print_to(out, "\n {} for '{}':\n\n", title, quote_command(command));
-  for (const auto& r : readings) {
-    const bool counted = r.time_running > 0 || r.time_enabled == 0;
-    std::string value = !counted ? "<not counted>" : r.unit == "ns" ? msec(r.value) : group_digits(r.value);
-    std::string unit = r.unit == "ns" ? "msec" : r.unit;
-    std::string note;
-    if (counted) {
-      if (r.unit == "ns" && run.elapsed_ns)
-        note = fmt::format("# {:8.3f} CPUs utilized", static_cast<double>(r.value) / static_cast<double>(run.elapsed_ns));
-      else if (r.unit == "ticks") {
-        const pmc::TscFrequency f = pmc::tsc_frequency();
-        if (f.hz > 0)
-          note = fmt::format("# {:.6f} s at {:.4f} GHz +- {:.2g}% ({})", static_cast<double>(r.value) / f.hz, f.hz / 1e9,
-                             100 * f.uncertainty_hz / f.hz, f.method);
-      } else if (ipc && r.generic == "instructions")
-        note = fmt::format("# {:8.2f} insn per cycle", *ipc);
-      else if (r.unit.empty() && task_clock && *task_clock)
-        note = fmt::format("# {:>12}", per_second(static_cast<double>(r.value) * 1e9 / static_cast<double>(*task_clock)));
-      if (r.time_running < r.time_enabled)
-        note += fmt::format("  ({:.2f}%)", 100.0 * static_cast<double>(r.time_running) / static_cast<double>(r.time_enabled));
-    }
-    std::string event = r.cpu >= 0 ? fmt::format("CPU{} {}", r.cpu, r.event) : r.event;
-    print_to(out, "{:>18} {:<6} {:<28} {}\n", value, unit, event, note);
-  }
-  print_to(out, "\n{:>18.9f} seconds time elapsed\n\n", static_cast<double>(run.elapsed_ns) / 1e9);
-  print_to(out, "{:>18.9f} seconds user\n", run.user_seconds);
-  print_to(out, "{:>18.9f} seconds sys\n\n", run.system_seconds);
+namespace {
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
-int cmd_stat(const Options& o) {
-  if (!o.workload.empty() && !o.command.empty()) {
-    error_line("stat counts either a simulated workload (--workload) or a command, not both (see 'pmc stat --help')");
-    return 2;
+int stat_workload(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  (void)hal.require_backend();
+  const Plan plan = make_plan(hal, o, default_workload_events(hal));
+  const SimulatedRun run = run_simulated(hal, o, plan.groups);
+  std::vector<Row> rows;
+  for (const auto& r : run.readings) rows.push_back({r.event, r, {}, -1, std::nullopt});
+  const std::vector<MetricRow> metrics = evaluate(plan, rows, std::nullopt);
+  if (o.json) {
+    json doc = run_json(hal, run);
+    doc["metrics"] = metrics_json(metrics);
+    print("{}\n", doc.dump(2));
+    return 0;
   }
-  if (o.workload.empty() && o.command.empty()) {
-    error_line("stat needs a command (pmc stat [-e EVENTS] -- COMMAND ARGS...) or --workload FILE (see 'pmc stat --help')");
-    return 2;
+  print_counts(hal, run, "Performance counter stats", metrics);
+  return 0;
+}
+
+// SIGINT and SIGTERM end a count that has no command (attached, system-wide); restored after.
+volatile std::sig_atomic_t g_stop = 0;
+extern "C" void on_stop_signal(int) { g_stop = 1; }
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
   }
-  if (!o.workload.empty()) {
-    if (o.separator || !o.output.empty()) {
-      error_line("-x and -o apply to counting a command, not --workload (see 'pmc stat --help')");
-      return 2;
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// Whose activity: a command's process (scopes empty: made when it is forked), a process, a
+// thread, or CPUs.
+struct Target {
+  std::vector<pmc::Scope> scopes;
+  bool per_cpu = false;
+  bool cpu_wide = false;
+  std::string describe;
+};
+
+Target target_of(const Options& o) {
+  Target t;
+  if (o.all_cpus || !o.cpu_list.empty()) {
+    const std::vector<int> cpus = o.all_cpus ? online_cpus() : parse_cpu_list(o.cpu_list);
+    for (int c : cpus) t.scopes.push_back(pmc::Scope::on_cpu(c));
+    t.per_cpu = o.no_aggr;
+    t.cpu_wide = true;
+    t.describe = o.all_cpus ? "system wide" : fmt::format("CPU(s) {}", o.cpu_list);
+  } else if (o.pid) {
+    t.scopes.push_back(pmc::Scope::process(o.pid));
+    t.describe = fmt::format("process id '{}'", o.pid);
+  } else if (o.tid) {
+    t.scopes.push_back(pmc::Scope::thread_id(o.tid));
+    t.describe = fmt::format("thread id '{}'", o.tid);
+  }
+  return t;
+}
+
+// Whether a process or thread still runs: /proc/ID/stat exists and is not a zombie (an exited
+// task its parent has not reaped yet; kill(ID, 0) still succeeds on those).
+bool task_alive(int id) {
+  std::ifstream in("/proc/" + std::to_string(id) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const auto paren = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  const char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
+}
+
+// One measurement; with -I the interval lines are printed as it goes.
+struct Outcome {
+  std::vector<Row> rows;
+  Measured measured;
+};
+
+Outcome measure(const pmc::Hal& hal, const Plan& plan, const Options& o, const Target& t, std::FILE* out) {
+  std::optional<Counters> counters;
+  std::vector<Row> previous;
+  std::uint64_t started = 0, last = 0;
+  std::size_t intervals = 0;
+  int child_pid = 0;
+  bool sent_term = false;
+  const std::string csv_prefix_sep = o.separator.value_or(",");
+  auto tick = [&] {
+    if (!counters || !started) return;
+    const std::uint64_t now = now_ns();
+    if (o.interval_ms && now - last >= o.interval_ms * 1'000'000) {
+      const std::vector<Row> rows = counters->read();
+      const std::vector<Row> delta = difference(rows, previous);
+      const double seconds = static_cast<double>(now - started) / 1e9;
+      const std::vector<MetricRow> metrics = evaluate(plan, delta, static_cast<double>(now - last));
+      if (o.json)
+        print_to(out, "{}\n", json{{"interval", seconds}, {"counters", rows_json(delta)},
+                                   {"not_supported", not_supported_json(delta)}, {"metrics", metrics_json(metrics)}}
+                                  .dump());
+      else if (o.separator)
+        report_csv(out, *o.separator, delta, metrics, fmt::format("{:.9f}{}", seconds, csv_prefix_sep));
+      else
+        report_interval_text(out, seconds, delta, metrics, intervals % 25 == 0);
+      previous = rows;
+      last = now;
+      ++intervals;
     }
-    return stat_workload(o);
+    if (o.timeout_ms && now - started >= o.timeout_ms * 1'000'000 && child_pid > 0 && !sent_term) {
+      ::kill(-child_pid, SIGTERM);  // the command's process group (run_child made it)
+      sent_term = true;
+    }
+  };
+  Outcome result;
+  result.measured.command = o.command;
+  result.measured.target = t.describe;
+  if (!o.command.empty()) {
+    pmc::ChildOptions child;
+    if (!t.scopes.empty()) counters.emplace(hal, plan, t.scopes, t.per_cpu);
+    child.before_exec = [&](int pid) {
+      child_pid = pid;
+      if (!counters) counters.emplace(hal, plan, std::vector<pmc::Scope>{command_scope(pid)}, false);
+      counters->start();
+      started = last = now_ns();
+      previous = counters->read();
+    };
+    if (o.interval_ms || o.timeout_ms) {
+      child.tick = tick;
+      child.tick_interval = std::chrono::milliseconds(std::min<std::uint64_t>(10, o.interval_ms ? o.interval_ms : 10));
+    }
+    result.measured.child = pmc::run_child(o.command, child);
+    counters->stop();
+    result.measured.elapsed_ns = result.measured.child.elapsed_ns;
+  } else {
+    counters.emplace(hal, plan, t.scopes, t.per_cpu);
+    StopSignals signals;
+    counters->start();
+    started = last = now_ns();
+    previous = counters->read();
+    while (!g_stop) {
+      const timespec pause{0, 10'000'000};
+      nanosleep(&pause, nullptr);  // a signal ends it early
+      tick();
+      counters->poll();
+      if (o.timeout_ms && now_ns() - started >= o.timeout_ms * 1'000'000) break;
+      const int watched = o.pid ? o.pid : o.tid;
+      if (watched && !task_alive(watched)) break;  // the process (or thread) is gone
+    }
+    counters->stop();
+    result.measured.elapsed_ns = now_ns() - started;
   }
-  return stat_command(o);
+  result.rows = counters->read();
+  return result;
+}
+
+// -r: the mean of each count over the runs, and its noise as perf prints it: the standard
+// deviation of the mean relative to the mean, in percent (100 * sqrt(var / n) / mean, var the
+// sample variance with n - 1).
+double noise(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double m2 = 0;
+  for (double x : v) m2 += (x - mean) * (x - mean);
+  const double variance = m2 / static_cast<double>(v.size() - 1);
+  const double stddev_mean = std::sqrt(variance / static_cast<double>(v.size()));
+  return mean != 0 ? 100.0 * stddev_mean / mean : 0;
+}
+
+Outcome combine(const std::vector<Outcome>& runs) {
+  Outcome out = runs.back();
+  const double n = static_cast<double>(runs.size());
+  for (std::size_t i = 0; i < out.rows.size(); ++i) {
+    if (!out.rows[i].reading) continue;
+    std::vector<double> values;
+    double enabled = 0, running = 0;
+    for (const Outcome& r : runs) {
+      const pmc::Reading& x = *r.rows.at(i).reading;
+      values.push_back(static_cast<double>(x.value));
+      enabled += static_cast<double>(x.time_enabled);
+      running += static_cast<double>(x.time_running);
+    }
+    double mean = 0;
+    for (double v : values) mean += v;
+    pmc::Reading& r = *out.rows[i].reading;
+    r.value = static_cast<std::uint64_t>(std::llround(mean / n));
+    r.time_enabled = static_cast<std::uint64_t>(std::llround(enabled / n));
+    r.time_running = static_cast<std::uint64_t>(std::llround(running / n));
+    out.rows[i].noise = noise(values);
+  }
+  std::vector<double> elapsed;
+  double sum = 0;
+  for (const Outcome& r : runs) {
+    elapsed.push_back(static_cast<double>(r.measured.elapsed_ns));
+    sum += elapsed.back();
+  }
+  out.measured.elapsed_ns = static_cast<std::uint64_t>(std::llround(sum / n));
+  out.measured.elapsed_noise = noise(elapsed);
+  out.measured.runs = static_cast<unsigned>(runs.size());
+  return out;
+}
+
+int stat_real(const Options& o) {
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const Target t = target_of(o);
+  std::vector<std::string> defaults{t.cpu_wide ? "cpu-clock" : "task-clock", "context-switches", "cpu-migrations",
+                                    "page-faults", "cycles", "instructions", "branches", "branch-misses"};
+  if (!t.cpu_wide) defaults.emplace_back("tsc");
+  const Plan plan = make_plan(hal, o, defaults);
+  Report report(o.output, o.json ? stdout : stderr);
+  std::FILE* out = report.out();
+  // --regions: the -e events as the user wrote them, braces (groups) aside.
+  std::vector<std::string> region_events;
+  for (std::string e : split_events(o.events)) {
+    std::erase_if(e, [](char c) { return c == '{' || c == '}'; });
+    region_events.push_back(e);
+  }
+  if (region_events.empty()) region_events.emplace_back("task-clock");
+  const RegionsRun regions(o, region_events);
+  std::vector<Outcome> runs;
+  for (unsigned i = 0; i < o.repeat; ++i) runs.push_back(measure(hal, plan, o, t, out));
+  const Outcome result = runs.size() > 1 ? combine(runs) : runs.front();
+  const int status = o.command.empty() ? 0 : result.measured.child.exit_status;
+  if (o.interval_ms) return status;  // the intervals were the report
+  const std::vector<MetricRow> metrics =
+      evaluate(plan, result.rows, static_cast<double>(result.measured.elapsed_ns));
+  if (o.json) {
+    json doc{{"counters", rows_json(result.rows)},
+             {"not_supported", not_supported_json(result.rows)},
+             {"metrics", metrics_json(metrics)},
+             {"elapsed_ns", result.measured.elapsed_ns},
+             {"runs", result.measured.runs}};
+    if (const auto r = regions.report()) doc["regions"] = json::parse(pmc::region_report_json(*r));
+    if (!o.command.empty()) {
+      doc["command"] = o.command;
+      doc["exit_status"] = status;
+    } else {
+      doc["target"] = t.describe;
+    }
+    if (result.measured.runs > 1) doc["elapsed_noise_percent"] = result.measured.elapsed_noise;
+    print_to(out, "{}\n", doc.dump(2));
+  } else if (o.separator) {
+    report_csv(out, *o.separator, result.rows, metrics);
+    if (const auto r = regions.report()) report_regions_csv(out, *o.separator, *r);
+  } else {
+    report_text(out, result.measured, result.rows, metrics);
+    if (const auto r = regions.report()) write(out, pmc::format_region_table(*r));
+  }
+  return status;
+}
+
+// Usage errors: options that do not go together.
+std::optional<std::string> conflict(const Options& o) {
+  const bool cpus = o.all_cpus || !o.cpu_list.empty();
+  const bool real = cpus || o.pid || o.tid || !o.command.empty();
+  if (!o.workload.empty() && !o.command.empty())
+    return "stat counts either a simulated workload (--workload) or a command, not both";
+  if (!o.workload.empty() && (cpus || o.pid || o.tid || o.interval_ms || o.repeat > 1 || o.timeout_ms ||
+                              o.separator || !o.output.empty() || o.no_aggr))
+    return "-a, -C, -p, -t, -A, -I, -r, --timeout, -x and -o count real activity, not --workload";
+  if (o.workload.empty() && !real)
+    return "stat needs a command (pmc stat [OPTIONS] COMMAND [ARGS...]), -a, -C LIST, -p PID, -t TID or --workload FILE";
+  if ((cpus ? 1 : 0) + (o.pid ? 1 : 0) + (o.tid ? 1 : 0) > 1) return "choose one of -a/-C, -p and -t";
+  if ((o.pid || o.tid) && !o.command.empty()) return "-p and -t count a running process; they take no command";
+  if (o.no_aggr && !cpus) return "-A (one count per CPU) goes with -a or -C";
+  if (o.repeat > 1 && o.command.empty()) return "-r repeats a command: give one";
+  if (o.repeat > 1 && o.interval_ms) return "-r and -I do not go together";
+  if (o.separator && o.json) return "-x (CSV) and --json do not go together";
+  if (o.separator && o.separator->empty()) return "-x needs a separator";
+  if (o.regions && o.command.empty()) return "--regions reports the regions of a command: give one";
+  if (o.regions && (o.repeat > 1 || o.interval_ms)) return "--regions does not go with -r or -I";
+  return std::nullopt;
+}
+
+}  // namespace
+
+int cmd_stat(const Options& o) {
+  if (auto why = conflict(o)) {
+    error_line(fmt::format("{} (see 'pmc stat --help')", *why));
+    return 2;
+  }
+  if (!o.workload.empty()) return stat_workload(o);
+  return stat_real(o);
 }
 
 }  // namespace pmc_cli

@@ -1,5 +1,8 @@
-// CpuInfo: CPUID decoded once into a value type. Built from the native instruction or from a
-// CPUID dump file; backends probe against it and never execute CPUID themselves.
+// CpuInfo: what the CPU is, decoded once into a value type, so backends probe against it and never
+// read the CPU themselves. On x86 it is CPUID (the native instruction or a CPUID dump file); on
+// AArch64 the identification registers MIDR_EL1, ID_AA64DFR0_EL1 and PMCR_EL0 (a CPU description
+// file, or natively what Linux shows of them in /proc/cpuinfo and sysfs). docs/user-guide.md,
+// "CPU descriptions", has the description file format.
 #pragma once
 
 #include <pmc/export.hpp>
@@ -57,8 +60,40 @@ struct AmdPerfmon {
   unsigned v2_core_counters = 0;// CPUID 80000022H EBX[3:0]
 };
 
+// Which instruction set the CPU runs, and so which part of CpuInfo describes it.
+enum class Isa : std::uint8_t {
+  x86,      // CPUID: vendor, family/model/stepping, arch, amd, raw
+  aarch64,  // the Arm identification registers: arm (vendor, family, model, stepping mapped below)
+  other,    // neither: vendor and brand say what little is known
+};
+
+// An AArch64 CPU as its identification registers describe it (Arm ARM D17 / D13: MIDR_EL1,
+// ID_AA64DFR0_EL1, PMCR_EL0). For probe tables written against vendor/family/model, CpuInfo maps
+// MIDR_EL1 onto them: vendor = the implementer's name ("Arm", "Fujitsu", ...; "implementer 0xNN"
+// for a code without one), family = MIDR_EL1.Architecture (0xF on every ARMv8 CPU), model =
+// PartNum (0xD08 for a Cortex-A72), stepping = Revision. The variant (the x of rxpy) is only here.
+struct ArmId {
+  std::uint32_t midr = 0;     // MIDR_EL1
+  unsigned implementer = 0;   // MIDR_EL1[31:24]: 0x41 Arm, 0x46 Fujitsu, ...
+  unsigned variant = 0;       // MIDR_EL1[23:20]: the major revision, x in rxpy
+  unsigned architecture = 0;  // MIDR_EL1[19:16]: 0xF, "defined by the ID registers"
+  unsigned part = 0;          // MIDR_EL1[15:4]: the primary part number
+  unsigned revision = 0;      // MIDR_EL1[3:0]: the minor revision, y in rxpy
+  std::uint64_t dfr0 = 0;     // ID_AA64DFR0_EL1
+  unsigned pmu_version = 0;   // ID_AA64DFR0_EL1.PMUVer [11:8]: 0 none, 1 PMUv3, 4 PMUv3p1, 5 PMUv3p4,
+                              //   6 PMUv3p5, 7 PMUv3p7, 8 PMUv3p8, 9 PMUv3p9, 0xF IMPLEMENTATION DEFINED
+  std::uint32_t pmcr = 0;     // PMCR_EL0 as reset: IMP [31:24], IDCODE [23:16], N [15:11]
+  unsigned pmu_counters = 0;  // PMCR_EL0.N: event counters, 0..31 (the cycle counter is extra)
+  // Running natively, Linux hides ID_AA64DFR0_EL1.PMUVer and PMCR_EL0 from user space: then
+  // pmu_version is 1 when Linux registered an Arm PMUv3 driver (sysfs), 0 otherwise, and
+  // pmu_counters is 0 (unknown). False for a description file, which gives them.
+  bool pmu_inferred = false;
+};
+
 struct CpuInfo {
-  std::string vendor;           // the full 12-byte vendor string, e.g. "GenuineIntel"
+  Isa isa = Isa::x86;
+  std::string vendor;           // x86: the 12-byte vendor string, e.g. "GenuineIntel"; AArch64: the
+                                //   implementer's name ("Arm")
   std::string brand;            // 80000002H..80000004H, trimmed; empty when absent
   std::uint32_t max_leaf = 0;
   std::uint32_t max_ext_leaf = 0;
@@ -70,7 +105,8 @@ struct CpuInfo {
   AmdPerfmon amd;
   bool hybrid = false;          // CPUID 07H EDX[15]
   CpuidTable raw;               // everything the source had, for backends that need more
-  std::string source;           // "native" or the dump file path
+  ArmId arm;                    // Isa::aarch64 only
+  std::string source;           // "native" or the dump (or description) file path
 
   [[nodiscard]] bool is_intel() const { return vendor == "GenuineIntel"; }
   [[nodiscard]] bool is_amd() const { return vendor == "AuthenticAMD"; }
@@ -79,8 +115,29 @@ struct CpuInfo {
 // Decodes a table of raw CPUID answers. Throws pmc::Error(parse) when leaf 0 or 1 is missing.
 PMC_API CpuInfo decode_cpuid(CpuidTable table, std::string source);
 
-// Executes CPUID on this CPU (x86 only; elsewhere throws not_supported).
+// This CPU. On x86 it executes CPUID; on AArch64 Linux it reads /proc/cpuinfo (MIDR_EL1's fields)
+// and sysfs (the Arm PMU Linux registered; see ArmId::pmu_inferred); elsewhere it gives
+// Isa::other with the machine name (uname). It throws only where CPUID itself is missing (an
+// i386 without it).
 PMC_API CpuInfo read_native_cpu();
+
+// A CPU description file, TOML (docs/user-guide.md, "CPU descriptions"): an AArch64 CPU by its
+// identification registers,
+//   isa = "aarch64"
+//   name = "Cortex-A72"             # optional: the brand describe() shows
+//   midr_el1 = 0x410FD083
+//   id_aa64dfr0_el1 = 0x10305106
+//   pmcr_el0 = 0x41023000
+// Unknown keys, wrong types and values that do not fit a register are errors naming
+// file:line:column.
+PMC_API CpuInfo parse_cpu_description(std::string_view toml, const std::string& name);
+// A CPU from a file: a CPU description (a name ending in .toml) or a CPUID dump (anything else).
+// What Hal::open reads for a config's `cpu` other than "native".
+PMC_API CpuInfo load_cpu_file(const std::filesystem::path& path);
+// The AArch64 CpuInfo of these register values (MIDR_EL1 mapped onto vendor/family/model as
+// ArmId says). `name` is the brand; empty: the part's name when known.
+PMC_API CpuInfo decode_arm(std::uint32_t midr, std::uint64_t dfr0, std::uint32_t pmcr, std::string name,
+                           std::string source);
 
 // Reads a dump in the Linux `cpuid -r` format or the AIDA64/InstLatx64 format
 // ("CPUID 0000000A: EAX-EBX-ECX-EDX"). A line that looks like a CPUID line but cannot be
@@ -88,7 +145,11 @@ PMC_API CpuInfo read_native_cpu();
 PMC_API CpuidTable parse_cpuid_dump(std::string_view text, const std::string& name);
 PMC_API CpuInfo load_cpuid_dump(const std::filesystem::path& path);
 
-// "GenuineIntel family 6 model 8 stepping 3 (Pentium III)" style one-line summary.
+// "GenuineIntel family 6 model 8 stepping 3 (Pentium III)" style one-line summary; for AArch64
+// "Arm part 0xd08 r0p3 (Cortex-A72)".
 PMC_API std::string describe(const CpuInfo& cpu);
+// The CPU as a probe verdict names it, without the brand: "GenuineIntel family 6 model 8",
+// "Arm part 0xd08 r0p3"; every backend's reasons start with it.
+PMC_API std::string probe_subject(const CpuInfo& cpu);
 
 }  // namespace pmc

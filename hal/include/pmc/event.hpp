@@ -7,9 +7,11 @@
 #include <pmc/export.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -225,7 +227,24 @@ struct PmuDescription {
   std::vector<ProbeRule> probe;
 };
 
-namespace detail { struct CatalogLoader; }
+namespace detail {
+struct CatalogLoader;
+struct CatalogCache;
+struct CatalogSource;
+struct EncodeTables;
+// A catalog's events still to be decoded (read from the parse cache, catalog_cache.cpp): the
+// source is shared by copies of the catalog, the flag is each copy's own.
+struct PMC_API PendingEvents {
+  std::shared_ptr<const CatalogSource> source;
+  std::atomic<bool> pending{false};
+  PendingEvents() = default;
+  PendingEvents(const PendingEvents& other);
+  PendingEvents& operator=(const PendingEvents& other);
+  PendingEvents(PendingEvents&& other) noexcept;  // noexcept: catalogs move in vectors
+  PendingEvents& operator=(PendingEvents&& other) noexcept;
+  ~PendingEvents();
+};
+}  // namespace detail
 
 class PMC_API EventCatalog {
  public:
@@ -234,18 +253,27 @@ class PMC_API EventCatalog {
   // Events of a file for another backend are ignored. One file may define a name more than
   // once only with disjoint, non-empty `cpus` lists (one definition per CPU). A later file's definition replaces the earlier definitions of its name for
   // the CPUs it applies to (all when it has no `cpus`); an earlier one keeps the CPUs the later
-  // does not name. Each definition remembers which file it came from.
+  // does not name. Each definition remembers which file it came from. Files unchanged since a
+  // load that began as this one did are not parsed again: the parse cache restores what that load
+  // gave (docs/performance.md).
   void load(const std::filesystem::path& path, std::string_view backend);
   void load_string(std::string_view toml, const std::string& name, std::string_view backend);
 
   // Case-insensitive lookup among the events that apply to the CPU tag (all when empty): names
   // first, then aliases. With a tag, the first definition that applies; with an empty tag the
-  // first definition in catalog order.
+  // first definition in catalog order. Hashed: it costs the same for 10 events or 2,000, and
+  // allocates nothing.
   [[nodiscard]] const EventDef* find(std::string_view name, std::string_view tag = {}) const;
   // The event a generic name stands for, and the unit masks it implies (empty = defaults).
   [[nodiscard]] const EventDef* find_generic(std::string_view generic, std::string_view tag,
                                              std::vector<std::string>* masks) const;
-  [[nodiscard]] const std::vector<EventDef>& events() const { return events_; }
+  // The same without building the list: the unit mask a generic name implies, or nullptr (the
+  // event's defaults).
+  [[nodiscard]] const EventDef* find_generic_mask(std::string_view generic, std::string_view tag,
+                                                  const UnitMask** mask) const;
+  // The events are decoded when first asked for (by this or the lookups below): a catalog
+  // read from the parse cache holds only its PMU description until then (docs/performance.md).
+  [[nodiscard]] const std::vector<EventDef>& events() const;
   [[nodiscard]] const RegisterFormat& format() const { return format_; }
   [[nodiscard]] const std::vector<CpuTag>& cpu_tags() const { return cpus_; }
   [[nodiscard]] const std::vector<std::string>& default_modifiers() const { return default_modifiers_; }
@@ -267,7 +295,11 @@ class PMC_API EventCatalog {
 
  private:
   friend struct detail::CatalogLoader;
-  std::vector<EventDef> events_;
+  friend struct detail::CatalogCache;
+  friend struct detail::EncodeTables;
+  void materialize() const;  // decodes pending events (thread-safe)
+  void build_index() const;  // the lookup tables, after the events changed
+  mutable std::vector<EventDef> events_;
   RegisterFormat format_;
   std::vector<CpuTag> cpus_;
   std::vector<std::string> files_;
@@ -276,6 +308,15 @@ class PMC_API EventCatalog {
   PmuDescription pmu_;
   std::string description_;
   std::string backend_;
+  // Lookups (catalog.cpp): open-addressed tables of event positions + 1 by a case-folded hash
+  // of the name, the aliases and the generic names (event, unit mask + 1 or 0).
+  mutable std::vector<std::uint64_t> name_index_, alias_index_;  // hash << 32 | position + 1
+  mutable std::vector<std::pair<std::uint32_t, std::uint32_t>> generic_index_;
+  mutable std::shared_ptr<const detail::EncodeTables> encode_tables_;  // encode_tables.hpp
+  // The parse cache: what the loads so far were (the key of the next; "" before any load, "!"
+  // when they cannot be cached), and the events a cached load left to decode.
+  std::string cache_key_;
+  mutable detail::PendingEvents pending_;
 };
 
 // The built-in modifiers (u, k, e, i, c, t): what a file that declares none gets.

@@ -26,7 +26,9 @@ struct Config {
   std::string access = "auto";                     // "auto" | "sim" | "perf" | "msr"
   std::vector<std::filesystem::path> plugin_path;  // searched before the built-in directory
   std::vector<std::filesystem::path> events_path;  // files or directories, loaded after built-ins
-  std::string cpu = "native";                      // "native" or a CPUID dump file
+  std::string cpu = "native";                      // "native", a CPUID dump or a CPU description file
+  std::vector<std::string> region_events;          // [regions] events: what regions count (docs/regions.md)
+  std::filesystem::path region_output;             // [regions] output: their JSON at exit (empty: none)
   std::optional<std::filesystem::path> file;       // the config file read, if any
   std::string found_by;                            // "--config", "$PMC_CONFIG", ... or "built-in defaults"
   std::map<std::string, Origin> origin;            // key -> where its value came from
@@ -54,12 +56,14 @@ enum class DataKind { cpuid_dump, workload };
 PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
 
 // The rate of this machine's time-stamp counter (the `tsc` event). From CPUID 15H (crystal
-// clock * TSC/crystal ratio), else CPUID 16H (base frequency, MHz), else measured against
-// CLOCK_MONOTONIC_RAW. Computed once per process (a measurement takes about 30 ms).
+// clock * TSC/crystal ratio), else CPUID 16H (base frequency, MHz), else the hypervisor's
+// timing leaf (CPUID 40000010H), else the kernel's calibration (the perf mmap page's time
+// conversion), else measured against CLOCK_MONOTONIC_RAW since the first `tsc` event started,
+// to 100 ppm (sleeping only for what that interval lacks). Computed once per process.
 struct TscFrequency {
   double hz = 0;              // 0 when this machine has no usable TSC
   double uncertainty_hz = 0;  // half-width of the interval the true rate lies in
-  std::string method;         // "cpuid 15H", "cpuid 16H", "measured against CLOCK_MONOTONIC_RAW"
+  std::string method;         // "cpuid 15H...", "cpuid 16H...", "hypervisor...", "the kernel's...", "measured..."
 };
 PMC_API TscFrequency tsc_frequency();
 

@@ -4,15 +4,20 @@
 //   Session      events counted together: add, start, stop, read, profile, run a workload
 //   Reading      one event's count with its identity (name, generic name, unit)
 //   EventCatalog the backend's events; parse_event() the event-string syntax
+//   MetricCatalog derived figures (IPC, miss ratios) as data; evaluate_metric()
 //   Workload     simulated activity for a backend's device model
+//   regions      named, nestable regions of a program, counted per thread (pmc/region.hpp)
 //   Error        the one exception type (pmc::errc codes)
 #pragma once
 
 #include <pmc/cpu.hpp>
+#include <pmc/emulate.hpp>
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 #include <pmc/hal.hpp>
+#include <pmc/metrics.hpp>
 #include <pmc/pmu.hpp>
 #include <pmc/profile.hpp>
+#include <pmc/region.hpp>
 #include <pmc/session.hpp>
 #include <pmc/workload.hpp>

@@ -18,7 +18,9 @@ namespace pmc {
 struct ChildResult {
   int exit_status = 0;          // its exit code, or 128 + N when signal N killed it
   int signal = 0;               // the signal that killed it; 0 when it exited
-  bool interrupted = false;     // a SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to this process ended it
+  bool interrupted = false;     // a SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to this process was
+                                // forwarded to the command before it ended (also when the command
+                                // caught it and exited: its exit_status then says how)
   std::uint64_t elapsed_ns = 0; // from the exec to the end
   double user_seconds = 0;      // CPU time of the command and its waited-for children
   double system_seconds = 0;

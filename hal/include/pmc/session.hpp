@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +26,10 @@ struct Reading {
   std::string generic;        // "instructions", "cycles", ...; "" when it implements none
   bool hal = false;           // a HAL event (tsc, the OS software events), not the PMU's
   std::uint64_t value = 0;    // 64-bit, wrap-corrected over the hardware width
-  std::uint64_t time_enabled = 0;  // ns of wall-clock time the session was counting
+  // ns of wall-clock time the session was counting, and of it the time the event was on a
+  // counter; PMU events on access "sim": cycles of the simulated workload instead (the device
+  // has no clock)
+  std::uint64_t time_enabled = 0;
   std::uint64_t time_running = 0;
   bool extrapolated = false;
   std::uint64_t granularity = 1;   // counts are multiples of this (interrupt-counting PMUs)
@@ -52,12 +56,15 @@ struct PMC_API Scope {
   int cpu = -1;                 // Kind::cpu
   bool inherit = false;         // also count threads and child processes created later
   bool enable_on_exec = false;  // Kind::process: counting begins when the process calls exec
+  bool one_thread = false;      // Kind::process: pid is a thread id, and only that thread counts
 
   static Scope this_thread() { return {}; }
   static Scope process(int pid, bool inherit = true) { return {Kind::process, pid, -1, inherit, false}; }
   static Scope on_cpu(int cpu) { return {Kind::cpu, -1, cpu, false, false}; }
   static Scope each_cpu() { return {Kind::each_cpu, -1, -1, false, false}; }
   static Scope all_cpus() { return {Kind::all_cpus, -1, -1, false, false}; }
+  // One thread of any process, by its thread id (perf stat -t).
+  static Scope thread_id(int tid) { return {Kind::process, tid, -1, false, false, true}; }
   [[nodiscard]] std::string describe() const;  // "this thread", "process 1234", "CPU 2", ...
 };
 
@@ -77,13 +84,32 @@ class PMC_API Session {
   // Parses, encodes and schedules one more event. Throws (and leaves the session as it was)
   // on a bad string, an unknown event, or when no assignment of all events to counters exists;
   // that error names the events that compete for the same counters.
+  //
+  // More events than counters: on access "sim" and "msr" the session splits the events into
+  // event sets the PMU holds at once and rotates them over the counters (multiplexing, as the
+  // kernel does for perf): each set counts for a slice (100,000 cycles of the simulated
+  // workload; 4 ms on "msr", at poll()), and each Reading carries time_enabled, time_running and
+  // a count scaled to the enabled time (extrapolated). Access "perf" keeps one group: a set the
+  // PMU cannot hold at once is refused there.
   void add(std::string_view event);
+  // Adds events that are always counted at the same time (perf's {a,b}): they share one event
+  // set. All or nothing; throws no_counter, naming the events, when the PMU cannot hold them at
+  // once.
+  void add_group(const std::vector<std::string>& events);
   [[nodiscard]] const std::vector<Encoding>& encodings() const;
 
   void start();
   void stop();
   void reset();              // zero the counts (and the hardware counters)
   [[nodiscard]] std::vector<Reading> read();
+  // The hot-loop read: the values read() would give, in the same order (one per event, or per
+  // event and CPU with Scope::each_cpu), into the caller's buffer, which must hold readings()
+  // of them; returns how many it wrote. It allocates nothing and builds no string (after the
+  // first read since the events changed), and makes no system call beyond one read() per perf
+  // group and target (none where the rdpmc path serves the group). Values only: the times and
+  // names are read()'s.
+  std::size_t read(std::span<std::uint64_t> values);
+  [[nodiscard]] std::size_t readings() const;  // how many values read() gives
   // Folds the hardware counters into the 64-bit totals. Must run at least once per 2^(width-1)
   // events; the simulated workload runner calls it between chunks.
   void poll();
@@ -124,6 +150,10 @@ class PMC_API Session {
   // running. Throws not_supported when the session does not count on a simulated PMU (no
   // backend, access perf or msr) and not_found when the device model is not installed.
   WorkloadRun run(const Workload& workload);
+  // The same for a workload streamed from its file: the memory held does not grow with the
+  // number of segments. Every segment is read and checked first (a refused workload counts
+  // nothing), then the file is read again and run in batches; errors name file:line:column.
+  WorkloadRun run(WorkloadReader& workload);
 
   [[nodiscard]] const Scope& scope() const;
 

@@ -1,14 +1,16 @@
 // Activity: what a simulated CPU does, as run-length segments. A segment says "for N cycles,
 // each cycle has k occurrences of each signal, in user or kernel mode". Device models apply
 // their counting rules to a whole segment in closed form, so its length costs nothing.
-// docs/workload-format.md is the TOML form; Session::run() drives a session's simulated PMU
-// through a workload.
+// docs/workload-format.md is the TOML form and the compact form for large generated workloads;
+// Session::run() drives a session's simulated PMU through a workload, or through a
+// WorkloadReader that streams one from its file.
 #pragma once
 
 #include <pmc/export.hpp>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -86,6 +88,9 @@ class PMC_API Workload {
 
   // Appends a segment, copying its signals into the workload's storage.
   void add(const Segment& segment);
+  // Room for `segments` segments with `signals` signal counts in all (no reallocation below).
+  void reserve(std::size_t segments, std::size_t signals);
+  void clear();  // no segments (the storage is kept)
   [[nodiscard]] std::size_t size() const { return records_.size(); }
   [[nodiscard]] bool empty() const { return records_.empty(); }
   // Segment i; its signals stay valid while the workload lives and is not added to.
@@ -95,23 +100,66 @@ class PMC_API Workload {
   [[nodiscard]] std::uint64_t total(std::string_view signal) const;
 
  private:
+  // 24 bytes a segment, plus 16 a signal; the PC range and the process, which only the Alpha
+  // model reads, live apart (32 bytes) and only for the segments that have them.
   struct Record {
     std::uint64_t cycles;
-    std::uint64_t pc_begin, pc_end;
-    std::uint64_t pid, parent;
-    std::uint32_t first, count;      // into signals_
+    std::uint32_t first;             // into signals_
+    std::uint32_t extra;             // into extras_, kNoExtra when the segment has none
+    std::uint16_t count;             // signals
     std::uint16_t cpu;
     std::uint8_t ipl;
     Mode mode;
     bool halted;
   };
+  struct Extra {
+    std::uint64_t pc_begin, pc_end;
+    std::uint64_t pid, parent;
+  };
+  static constexpr std::uint32_t kNoExtra = ~std::uint32_t{0};
   std::vector<Record> records_;
   std::vector<SignalCount> signals_;
+  std::vector<Extra> extras_;
+};
+
+// A workload file read one segment at a time: the compact form (docs/workload-format.md,
+// "Compact form": a line per segment, for large generated workloads) is streamed, holding one
+// line; a TOML workload (hand-written, small) is read whole first. Either is recognized by its
+// content. Every error names file:line:column. Session::run(WorkloadReader&) counts one without
+// the memory growing with the number of segments.
+class PMC_API WorkloadReader {
+ public:
+  explicit WorkloadReader(const std::filesystem::path& file);  // throws io, or the header's error
+  ~WorkloadReader();
+  WorkloadReader(WorkloadReader&&) noexcept;
+  WorkloadReader& operator=(WorkloadReader&&) noexcept;
+  WorkloadReader(const WorkloadReader&) = delete;
+  WorkloadReader& operator=(const WorkloadReader&) = delete;
+
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] const std::string& description() const;
+  [[nodiscard]] const std::string& source() const;  // the file
+  [[nodiscard]] bool compact() const;               // the compact form (else TOML)
+  // The next segment, or nullptr after the last; it stays valid until the next call. Throws
+  // with file:line:column for a malformed line, and when the totals so far (cycles, or a
+  // signal over the whole workload) exceed 2^64 - 1.
+  const Segment* next();
+  // Where the segment next() returned was written: "file:line" (TOML: the file).
+  [[nodiscard]] std::string where() const;
+  void rewind();  // back before the first segment
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // The TOML workload format (docs/workload-format.md). Errors carry file:line:column.
 PMC_API Workload parse_workload(std::string_view toml, const std::string& name);
+// A workload file whole, TOML or the compact form (recognized by its content).
 PMC_API Workload load_workload(const std::filesystem::path& file);
+// Writes a workload in the compact form (docs/workload-format.md), for instance to convert a
+// TOML one: its rows give the same segments, so it counts the same.
+PMC_API void save_compact_workload(const Workload& workload, const std::filesystem::path& file);
 
 // What Session::run() did.
 struct WorkloadRun {

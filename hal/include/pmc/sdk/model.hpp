@@ -20,8 +20,8 @@ class PMC_API Device : public RegisterFile {
  public:
   [[nodiscard]] virtual std::string_view name() const = 0;
   // Advances the hardware through one segment of activity, in closed form: the cost must not
-  // depend on segment.cycles. The host splits segments so that no counter passes half its
-  // range within one call (Session::run()).
+  // depend on segment.cycles. A call may wrap a counter many times (Session::run() fast-forwards
+  // long segments): the counter ends at its count modulo 2^width, one interrupt per enabled wrap.
   virtual void run(const Segment& segment) = 0;
   // Whether run() counts this segment: a model of one CPU of a multiprocessor (the Alpha 21064)
   // skips the segments of the other CPUs. x86 models run every segment.

@@ -1,0 +1,32 @@
+// What pmchal refuses to read when it runs as root: a file that someone other than root could
+// have written or replaced (plugins, configs, events files). Internal.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace pmc::detail {
+
+// nullopt when the process is not root, or when neither the file nor a directory above it (on
+// its real path, symbolic links resolved) is writable by group or others or owned by a user
+// other than root; a sticky root-owned directory such as /tmp is accepted (only root can
+// replace root's files in it). Otherwise one line saying which file or directory and why, as
+// sudo and ssh say it.
+std::optional<std::string> unsafe_for_root(const std::filesystem::path& file);
+
+// While one exists on a thread (Hal::open makes one), unsafe_for_root remembers the directories
+// it found safe and does not walk them again: opening a HAL reads twenty-odd files under the
+// same few directories. Scopes nest; the outermost one owns the memory.
+class RootCheckScope {
+ public:
+  RootCheckScope();
+  ~RootCheckScope();
+  RootCheckScope(const RootCheckScope&) = delete;
+  RootCheckScope& operator=(const RootCheckScope&) = delete;
+
+ private:
+  bool owner_ = false;
+};
+
+}  // namespace pmc::detail

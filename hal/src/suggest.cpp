@@ -1,0 +1,74 @@
+#include "suggest.hpp"
+
+#include "access.hpp"
+#include "text.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace pmc::detail {
+
+namespace {
+
+constexpr std::string_view kPerfGenericNames[] = {
+    "cycles",          "cpu-cycles",          "instructions",          "cache-references",
+    "cache-misses",    "branches",            "branch-instructions",   "branch-misses",
+    "bus-cycles",      "ref-cycles",          "stalled-cycles-frontend", "idle-cycles-frontend",
+    "stalled-cycles-backend", "idle-cycles-backend", "slots",
+};
+
+char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+}  // namespace
+
+bool is_perf_generic_name(std::string_view name) {
+  return std::any_of(std::begin(kPerfGenericNames), std::end(kPerfGenericNames),
+                     [&](std::string_view g) { return iequal(g, name); });
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      const std::size_t substitute = diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> nearest_event_names(std::string_view name, const Context* ctx, std::size_t limit) {
+  std::vector<std::string> candidates;
+  for (std::string_view g : kPerfGenericNames) candidates.emplace_back(g);
+  for (const auto& h : hal_events()) {
+    candidates.emplace_back(h.name);
+    if (h.alias) candidates.emplace_back(h.alias);
+  }
+  if (ctx && ctx->loaded)
+    for (const EventDef* e : ctx->catalog.for_cpu(ctx->pmu.cpu_tag)) {
+      candidates.push_back(e->name);
+      candidates.insert(candidates.end(), e->aliases.begin(), e->aliases.end());
+    }
+  const std::size_t within = std::max<std::size_t>(2, name.size() / 3);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (auto& c : candidates) {
+    const std::size_t d = edit_distance(name, c);
+    if (d > within || d == 0) continue;
+    if (std::any_of(scored.begin(), scored.end(), [&](const auto& s) { return iequal(s.second, c); })) continue;
+    scored.emplace_back(d, std::move(c));
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (auto& [d, n] : scored) {
+    if (out.size() == limit) break;
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace pmc::detail

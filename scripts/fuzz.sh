@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang-14, ASan and UBSan in their own build
+# directory, and runs each one for a bounded time on a copy of its seed corpus.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     default: 60 s, every target
+# Environment: PMC_FUZZ_BUILD_DIR (default build-fuzz), PMC_FUZZ_JOBS (parallel fuzzing
+# processes per target, default 1). Findings (crash-*, leak-*, timeout-*, oom-* inputs) are
+# written to <build>/fuzz-findings/<target>/; the script exits 1 when a target found one.
+# The corpus a run grows is kept in <build>/fuzz-corpus/<target>/ (the seeds in the repository
+# stay as they are). Each target's executions and new coverage are printed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(event_string events_toml config_toml workload_toml cpuid_dump)
+build="${PMC_FUZZ_BUILD_DIR:-build-fuzz}"
+jobs="${PMC_FUZZ_JOBS:-1}"
+
+source scripts/packages.sh
+ensure_packages clang-14 libclang-rt-14-dev
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
+  -DPMC_FUZZ=ON -DPMC_BUILD_TESTS=OFF -DPMC_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzz
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  exe="$build/bin/fuzz_$t"
+  corpus="$build/fuzz-corpus/$t"
+  findings="$build/fuzz-findings/$t"
+  mkdir -p "$corpus" "$findings"
+  cp -n fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
+  log="$build/fuzz-$t.log"
+  echo "fuzz.sh: $t for ${seconds}s" >&2
+  # -max_len: the largest seed (AMD's events files are ~70 KB) plus room to grow.
+  set +e
+  "$exe" "$corpus" -max_total_time="$seconds" -max_len=131072 -timeout=25 -rss_limit_mb=4096 \
+    -jobs="$jobs" -workers="$jobs" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1
+  rc=$?
+  set -e
+  [[ "$jobs" -gt 1 ]] && cat fuzz-*.log >>"$log" 2>/dev/null && rm -f fuzz-*.log
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
+  found=$(find "$findings" -type f | wc -l)
+  summary+=("$t: ${seconds}s, $runs executions, corpus $(ls "$corpus" | wc -l) inputs, $found finding(s)")
+  if ((rc != 0 || found != 0)); then
+    status=1
+    echo "fuzz.sh: $t found something (exit $rc); see $log and $findings" >&2
+    grep -m5 -E 'ERROR|SUMMARY|runtime error|deadly signal' "$log" >&2 || true
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit "$status"

@@ -1,0 +1,255 @@
+#define BOOST_TEST_MODULE catalog_cache
+#include <boost/test/unit_test.hpp>
+
+// The parse cache of event catalogs (hal/src/catalog_cache.hpp, docs/performance.md): a load of
+// unchanged files restores what the first load parsed, with the events decoded on first use;
+// a changed file is parsed again; a cache file someone else could have written is not trusted;
+// PMC_CACHE_DIR moves the cache, or turns it off when empty. And the hashed lookups find what
+// the catalog order says they should.
+
+#include "catalog_cache.hpp"
+#include "support/child_process.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/event.hpp>
+#include <pmc/hal.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using pmc_test::spit;
+using pmc_test::TempDir;
+
+const char* kToy = R"(backend = "toy"
+modifiers = ["u", "k"]
+[format]
+event = "0-7"
+umask = "8-15"
+usr = "16"
+os = "17"
+[cpus]
+a = "CPU A"
+b = "CPU B"
+[[probe]]
+vendor = "GenuineIntel"
+family = 6
+tag = "a"
+name = "a toy"
+[[event]]
+name = "LOADS"
+code = 0x43
+desc = "loads"
+aliases = ["MEM_LOADS"]
+[[event]]
+name = "STORES"
+code = 0x44
+desc = "stores on A"
+cpus = ["a"]
+generic = "stores"
+[[event]]
+name = "STORES"
+code = 0x45
+desc = "stores on B"
+cpus = ["b"]
+[[event]]
+name = "CACHE"
+code = 0x2E
+desc = "cache lines"
+[event.umasks]
+combinable = true
+default = ["M"]
+masks = [
+  { name = "M", value = 0x08, desc = "modified", generic = "cache-misses" },
+  { name = "I", value = 0x01, desc = "invalid" },
+]
+)";
+
+// PMC_CACHE_DIR for the life of the object (the cache reads it at each load).
+class CacheDir {
+ public:
+  explicit CacheDir(const std::optional<fs::path>& dir) {
+    if (const char* old = std::getenv("PMC_CACHE_DIR")) saved_ = old;
+    if (dir) setenv("PMC_CACHE_DIR", dir->c_str(), 1);
+    else setenv("PMC_CACHE_DIR", "", 1);
+  }
+  ~CacheDir() {
+    if (saved_) setenv("PMC_CACHE_DIR", saved_->c_str(), 1);
+    else unsetenv("PMC_CACHE_DIR");
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+std::vector<fs::path> cache_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".bin") out.push_back(e.path());
+  return out;
+}
+
+pmc::EventCatalog load(const fs::path& file) {
+  pmc::EventCatalog c;
+  c.load(file, "toy");
+  return c;
+}
+
+std::string slurp(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_second_load_restores_the_first) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "toy.toml";
+  spit(file, kToy);
+  CacheDir env(cache);
+  const pmc::EventCatalog first = load(file);
+  BOOST_TEST(cache_files(cache).size() == 1u);
+  const pmc::EventCatalog second = load(file);
+  // The same shape ...
+  BOOST_TEST(second.backend() == "toy");
+  BOOST_TEST(second.files() == first.files());
+  BOOST_REQUIRE_EQUAL(second.pmu().probe.size(), 1u);
+  BOOST_TEST(second.pmu().probe[0].name == "a toy");
+  BOOST_TEST(second.pmu().probe[0].source.line == 11u);  // where [[probe]] is in kToy
+  BOOST_TEST(second.format().field("umask")->mask() == 0xFF00u);
+  BOOST_TEST(second.cpu_tags().size() == 2u);
+  // ... and the same events, in the same order, with their sources.
+  BOOST_REQUIRE_EQUAL(second.events().size(), first.events().size());
+  for (std::size_t i = 0; i < first.events().size(); ++i) {
+    const pmc::EventDef &a = first.events()[i], &b = second.events()[i];
+    BOOST_TEST(a.name == b.name);
+    BOOST_TEST(a.code == b.code);
+    BOOST_TEST(a.cpus == b.cpus);
+    BOOST_TEST(a.aliases == b.aliases);
+    BOOST_TEST(a.source.str() == b.source.str());
+    BOOST_TEST(a.unit_masks.has_value() == b.unit_masks.has_value());
+  }
+  BOOST_TEST(second.find("CACHE")->unit_masks->masks.at(0).generic == "cache-misses");
+  BOOST_TEST(cache_files(cache).size() == 1u);  // nothing new to keep
+}
+
+BOOST_AUTO_TEST_CASE(a_changed_file_is_parsed_again) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "toy.toml";
+  spit(file, kToy);
+  CacheDir env(cache);
+  BOOST_TEST(load(file).find("LOADS")->code == 0x43u);
+  std::string changed = kToy;
+  changed.replace(changed.find("code = 0x43"), 11, "code = 0x4F");  // same size
+  spit(file, changed);
+  // Another modification time (and inode: spit writes a new file), so another key.
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1, 0}};
+  BOOST_REQUIRE(utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+  BOOST_TEST(load(file).find("LOADS")->code == 0x4Fu);
+}
+
+BOOST_AUTO_TEST_CASE(events_come_back_when_the_cache_file_is_gone) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "toy.toml";
+  spit(file, kToy);
+  CacheDir env(cache);
+  (void)load(file);
+  const pmc::EventCatalog restored = load(file);  // restored, events not decoded yet
+  for (const auto& f : cache_files(cache)) fs::remove(f);
+  BOOST_TEST(restored.find("STORES", "b")->code == 0x45u);  // parsed again from toy.toml
+  BOOST_TEST(restored.events().size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(a_cache_file_others_can_write_is_not_trusted) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "toy.toml";
+  spit(file, kToy);
+  CacheDir env(cache);
+  (void)load(file);
+  const auto files = cache_files(cache);
+  BOOST_REQUIRE_EQUAL(files.size(), 1u);
+  // Change the description of LOADS inside the cache file (same length): what a restore from
+  // this file would show.
+  std::string bytes = slurp(files[0]);
+  const auto at = bytes.find("loads");
+  BOOST_REQUIRE(at != std::string::npos);
+  bytes.replace(at, 5, "LOADZ");
+  spit(files[0], bytes);
+  BOOST_TEST(load(file).find("LOADS")->description == "LOADZ");  // ours: restored from it
+  fs::permissions(files[0], fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_write);
+  BOOST_TEST(load(file).find("LOADS")->description == "loads");  // others may write it: parsed from the TOML
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_cache_dir_turns_the_cache_off) {
+  TempDir tmp;
+  const fs::path file = tmp.path() / "toy.toml";
+  spit(file, kToy);
+  CacheDir env(std::nullopt);
+  BOOST_TEST(!pmc::detail::CatalogCache::directory());
+  BOOST_TEST(load(file).events().size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(lookups_follow_the_catalog_order) {
+  pmc::EventCatalog c;
+  c.load_string(kToy, "toy.toml", "toy");
+  // Names in any case; an alias when no name matches; per-CPU definitions by tag.
+  BOOST_TEST(c.find("loads")->code == 0x43u);
+  BOOST_TEST(c.find("mem_loads")->code == 0x43u);
+  BOOST_TEST(c.find("STORES", "a")->code == 0x44u);
+  BOOST_TEST(c.find("STORES", "b")->code == 0x45u);
+  BOOST_TEST(c.find("STORES")->code == 0x44u);  // no tag: the first definition
+  BOOST_TEST(c.find("NOPE") == nullptr);
+  // Generic names: an event's own, a unit mask's (with the mask), only where the tag applies.
+  std::vector<std::string> masks{"stale"};
+  BOOST_TEST(c.find_generic("stores", "a", &masks)->code == 0x44u);
+  BOOST_TEST(masks.empty());
+  BOOST_TEST(c.find_generic("stores", "b", &masks) == nullptr);
+  BOOST_TEST(c.find_generic("CACHE-MISSES", "", &masks)->code == 0x2Eu);
+  BOOST_TEST(masks == std::vector<std::string>{"M"});
+  // A later file's event named like an earlier alias: the name wins.
+  c.load_string("backend = \"toy\"\n[[event]]\nname = \"MEM_LOADS\"\ncode = 0x99\ndesc = \"later\"\n", "later.toml", "toy");
+  BOOST_TEST(c.find("MEM_LOADS")->code == 0x99u);
+}
+
+BOOST_AUTO_TEST_CASE(hal_open_through_the_cache_is_hal_open) {
+  // Every backend's data file and the chosen one's event files, cold and then from the cache:
+  // the same verdicts, the same encodings.
+  TempDir tmp;
+  pmc::Config cfg;
+  cfg.cpu = (fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / "amd-zen4-genoa.txt").string();
+  std::vector<std::string> verdicts[2];
+  std::string canonical[2];
+  std::uint64_t config[2] = {};
+  {
+    CacheDir env(std::nullopt);
+    const pmc::Hal hal = pmc::Hal::open(cfg);
+    for (const auto& c : hal.candidates()) verdicts[0].push_back(c.backend + ": " + c.match.reason);
+    const pmc::Encoding e = hal.encode("LS_DISPATCH:LD_DISPATCH:STORE_DISPATCH:u");
+    canonical[0] = e.canonical;
+    config[0] = e.config;
+  }
+  CacheDir env(tmp.path() / "cache");
+  for (int round = 0; round < 2; ++round) {  // the first fills the cache, the second reads it
+    const pmc::Hal hal = pmc::Hal::open(cfg);
+    verdicts[1].clear();
+    for (const auto& c : hal.candidates()) verdicts[1].push_back(c.backend + ": " + c.match.reason);
+    const pmc::Encoding e = hal.encode("LS_DISPATCH:LD_DISPATCH:STORE_DISPATCH:u");
+    canonical[1] = e.canonical;
+    config[1] = e.config;
+    BOOST_TEST(verdicts[1] == verdicts[0], "round " << round);
+    BOOST_TEST(canonical[1] == canonical[0]);
+    BOOST_TEST(config[1] == config[0]);
+  }
+  BOOST_TEST(!cache_files(tmp.path() / "cache").empty());
+  // LS_DISPATCH (0x29) with LD_DISPATCH | STORE_DISPATCH (0x01 | 0x02), USR (bit 16).
+  BOOST_TEST(config[0] == 0x10329u);
+}

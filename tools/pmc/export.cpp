@@ -1,0 +1,223 @@
+// pmc export: counts and metrics of every CPU (or their sums) for a fleet's Prometheus, in the
+// Prometheus text exposition format (prometheus-cpp): served over HTTP (--listen, the library's
+// civetweb server) or written for node_exporter's textfile collector (--textfile, atomically).
+// Names follow Prometheus's rules: counters end in _total, times are seconds, labels say which
+// event, CPU and backend (docs/fleet.md).
+#include "stat.hpp"
+
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+namespace pmc_cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_export_stop = 0;
+extern "C" void on_export_signal(int) { g_export_stop = 1; }
+
+// What the HTTP server hands out: the families of the last reading (one mutex, swapped whole).
+class Snapshot final : public prometheus::Collectable {
+ public:
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return families_;
+  }
+  void set(std::vector<prometheus::MetricFamily> f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    families_ = std::move(f);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<prometheus::MetricFamily> families_;
+};
+
+// "IPC" -> "ipc", "L2_MISS_RATE" -> "l2_miss_rate": a metric name Prometheus accepts.
+std::string prometheus_name(std::string_view name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '_';
+  return out;
+}
+
+prometheus::ClientMetric sample(double value, const std::vector<std::pair<std::string, std::string>>& labels,
+                                prometheus::MetricType type) {
+  prometheus::ClientMetric m;
+  for (const auto& [k, v] : labels) m.label.push_back({k, v});
+  if (type == prometheus::MetricType::Counter)
+    m.counter.value = value;
+  else
+    m.gauge.value = value;
+  return m;
+}
+
+std::vector<prometheus::MetricFamily> families(const pmc::Hal& hal, const std::vector<Row>& rows,
+                                               const std::vector<MetricRow>& metrics) {
+  using prometheus::MetricType;
+  const std::string backend = hal.backend() ? hal.backend()->name : "none";
+  prometheus::MetricFamily counts{"pmc_events_total", "Events counted since pmc export started (scaled when multiplexed)",
+                                  MetricType::Counter, {}};
+  prometheus::MetricFamily seconds{"pmc_event_seconds_total",
+                                   "Clock events (task-clock, cpu-clock) counted since pmc export started, in seconds",
+                                   MetricType::Counter, {}};
+  prometheus::MetricFamily enabled{"pmc_event_enabled_seconds_total", "Time each event was enabled, in seconds",
+                                   MetricType::Counter, {}};
+  prometheus::MetricFamily running{"pmc_event_running_seconds_total",
+                                   "Time each event was on a counter, in seconds (below enabled: multiplexed)",
+                                   MetricType::Counter, {}};
+  for (const Row& r : rows) {
+    if (!r.reading) continue;
+    std::vector<std::pair<std::string, std::string>> labels{{"event", r.event},
+                                                            {"backend", r.reading->hal ? "hal" : backend}};
+    if (r.cpu >= 0) labels.emplace_back("cpu", std::to_string(r.cpu));
+    const double v = static_cast<double>(r.reading->value);
+    if (r.reading->unit == "ns")
+      seconds.metric.push_back(sample(v / 1e9, labels, MetricType::Counter));
+    else
+      counts.metric.push_back(sample(v, labels, MetricType::Counter));
+    enabled.metric.push_back(sample(static_cast<double>(r.reading->time_enabled) / 1e9, labels, MetricType::Counter));
+    running.metric.push_back(sample(static_cast<double>(r.reading->time_running) / 1e9, labels, MetricType::Counter));
+  }
+  std::vector<prometheus::MetricFamily> out;
+  for (auto* f : {&counts, &seconds, &enabled, &running})
+    if (!f->metric.empty()) out.push_back(std::move(*f));
+  std::vector<prometheus::MetricFamily> derived;
+  for (const MetricRow& m : metrics) {
+    if (!m.value.value) continue;
+    const std::string name = "pmc_metric_" + prometheus_name(m.def->name);
+    auto it = std::find_if(derived.begin(), derived.end(), [&](const auto& f) { return f.name == name; });
+    if (it == derived.end()) {
+      derived.push_back({name, fmt::format("{} ({}), over the last interval", m.def->description, m.def->unit),
+                         MetricType::Gauge, {}});
+      it = derived.end() - 1;
+    }
+    std::vector<std::pair<std::string, std::string>> labels{{"backend", backend}};
+    if (m.cpu >= 0) labels.emplace_back("cpu", std::to_string(m.cpu));
+    it->metric.push_back(sample(*m.value.value, labels, MetricType::Gauge));
+  }
+  out.insert(out.end(), derived.begin(), derived.end());
+  out.push_back({"pmc_export_info", "The pmc export process: its backend and access method", MetricType::Gauge,
+                 {sample(1, {{"backend", backend}, {"access", hal.backend() ? hal.access() : "none"}, {"version", PMC_VERSION}},
+                         MetricType::Gauge)}});
+  return out;
+}
+
+// Write then rename: node_exporter never reads half a file.
+void write_textfile(const std::string& file, const std::string& text) {
+  const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
+    }
+  }
+  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot rename {} to it: {}", file, tmp, std::strerror(err)));
+  }
+}
+
+// civetweb's listening_ports: "ADDR:PORT", "[v6]:PORT" or "PORT" (every address; ":PORT" too).
+std::string civetweb_address(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == listen.size() ||
+      listen.find_first_not_of("0123456789", colon + 1) != std::string::npos)
+    throw pmc::Error(pmc::errc::invalid_argument,
+                     fmt::format("--listen '{}' is not ADDR:PORT (127.0.0.1:9464, [::1]:9464 or :9464)", listen));
+  return colon == 0 ? listen.substr(1) : listen;
+}
+
+}  // namespace
+
+int cmd_export(const Options& o) {
+  if (o.listen.empty() == o.textfile.empty()) {
+    error_line("export needs one of --listen ADDR:PORT and --textfile FILE (see 'pmc export --help')");
+    return 2;
+  }
+  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  std::vector<pmc::Scope> scopes;
+  for (int c : o.cpu_list.empty() ? online_cpus() : parse_cpu_list(o.cpu_list)) scopes.push_back(pmc::Scope::on_cpu(c));
+  const Plan plan = make_plan(hal, o,
+                              {"task-clock", "context-switches", "cpu-migrations", "page-faults", "cycles",
+                               "instructions", "branches", "branch-misses"});
+  Counters counters(hal, plan, scopes, !o.aggregate);
+  for (const Row& r : counters.read())
+    if (!r.reading) print_to(stderr, "pmc: not exporting {}: {}\n", r.event, r.reason);
+  auto snapshot = std::make_shared<Snapshot>();
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!o.listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(civetweb_address(o.listen), 2);
+    } catch (const pmc::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw pmc::Error(pmc::errc::io, fmt::format("cannot listen on {}: {}", o.listen, e.what()));
+    }
+    exposer->RegisterCollectable(snapshot);
+  }
+  struct sigaction sa {}, old_int {}, old_term {};
+  sa.sa_handler = on_export_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  g_export_stop = 0;
+  const auto interval = std::chrono::nanoseconds(static_cast<std::int64_t>(o.export_interval * 1e9));
+  const auto started = std::chrono::steady_clock::now();
+  counters.start();
+  std::vector<Row> previous = counters.read();
+  snapshot->set(families(hal, previous, {}));  // a scrape before the first interval sees the events
+  auto last = std::chrono::steady_clock::now();
+  int status = 0;
+  try {
+    while (!g_export_stop) {
+      auto next = last + interval;
+      if (o.timeout_ms) next = std::min(next, started + std::chrono::milliseconds(o.timeout_ms));
+      while (!g_export_stop && std::chrono::steady_clock::now() < next) {
+        const timespec pause{0, 10'000'000};
+        nanosleep(&pause, nullptr);
+        counters.poll();
+      }
+      const auto now = std::chrono::steady_clock::now();
+      const std::vector<Row> rows = counters.read();
+      const double span = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
+      const std::vector<MetricRow> metrics = evaluate(plan, difference(rows, previous), span);
+      std::vector<prometheus::MetricFamily> f = families(hal, rows, metrics);
+      if (!o.textfile.empty()) {
+        std::ostringstream text;
+        prometheus::TextSerializer().Serialize(text, f);
+        write_textfile(o.textfile, text.str());
+      }
+      snapshot->set(std::move(f));
+      previous = rows;
+      last = now;
+      if (o.timeout_ms && now - started >= std::chrono::milliseconds(o.timeout_ms)) break;
+    }
+  } catch (...) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    throw;
+  }
+  counters.stop();
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  return status;
+}
+
+}  // namespace pmc_cli

@@ -1,0 +1,294 @@
+// pmc stat: what to count (event groups, metrics and the events they need), counting it on a set
+// of targets (Counters), and the metrics evaluated over the rows.
+#include "stat.hpp"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace pmc_cli {
+
+namespace {
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Errors about the event itself (a misspelt name, a bad modifier): the user's to fix, never a
+// <not supported> row.
+bool user_error(pmc::errc e) {
+  switch (e) {
+    case pmc::errc::not_found:
+    case pmc::errc::parse:
+    case pmc::errc::unit_mask:
+    case pmc::errc::attribute:
+    case pmc::errc::attribute_value:
+    case pmc::errc::feature_combination:
+    case pmc::errc::invalid_argument: return true;
+    default: return false;
+  }
+}
+
+// Whether an event of the plan feeds a metric input (the rule of pmc::metric_reading, decided
+// before anything is counted: the event string, its catalog name or its generic name).
+bool feeds(const pmc::Hal& hal, const std::string& planned, const std::string& input) {
+  if (planned == input) return true;
+  if (input.find(':') != std::string::npos) return false;
+  try {
+    if (iequal(pmc::parse_event(planned).name, input)) return true;
+    if (!hal.backend()) return false;
+    const pmc::Encoding e = hal.encode(planned);
+    return iequal(e.name, input) || iequal(e.generic, input) ||
+           (input == "cpu-cycles" && e.generic == "cycles") || (input == "branch-instructions" && e.generic == "branches");
+  } catch (const pmc::Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::vector<EventGroup> parse_event_groups(const std::vector<std::string>& given) {
+  std::vector<EventGroup> out;
+  for (const auto& g : given) {
+    auto bad = [&](std::string_view what) {
+      return pmc::Error(pmc::errc::parse, fmt::format("event list '{}': {}", g, what));
+    };
+    std::size_t pos = 0;
+    while (pos < g.size()) {
+      if (g[pos] == '{') {
+        const std::size_t close = g.find('}', pos);
+        if (close == std::string::npos) throw bad("a '{' without its '}'");
+        EventGroup group;
+        group.braces = true;
+        for (auto& e : split_events({g.substr(pos + 1, close - pos - 1)})) {
+          if (e.find('{') != std::string::npos) throw bad("groups do not nest");
+          group.events.push_back(std::move(e));
+        }
+        out.push_back(std::move(group));
+        pos = close + 1;
+        if (pos < g.size() && g[pos] != ',') throw bad("a group ends with '}' and is followed by ',' or nothing");
+      } else {
+        std::size_t end = pos;
+        while (end < g.size() && g[end] != ',') ++end;
+        const std::string e = g.substr(pos, end - pos);
+        if (e.empty()) throw bad("an empty entry");
+        if (e.find_first_of("{}") != std::string::npos) throw bad("a brace inside an event name");
+        out.push_back({{e}, false});
+        pos = end;
+      }
+      if (pos < g.size()) {
+        ++pos;  // the comma
+        if (pos == g.size()) throw bad("an empty entry");
+      }
+    }
+    if (g.empty()) throw bad("an empty entry");
+  }
+  return out;
+}
+
+Plan make_plan(const pmc::Hal& hal, const Options& o, std::vector<std::string> default_events) {
+  Plan plan;
+  plan.catalog = pmc::builtin_metrics(hal);
+  // perf stat -M alone counts only what the metrics need.
+  plan.defaults = o.events.empty() && o.metrics.empty();
+  if (plan.defaults)
+    for (auto& e : default_events) plan.groups.push_back({{std::move(e)}, false});
+  else
+    plan.groups = parse_event_groups(o.events);
+  for (const std::string& name : split_events(o.metrics)) {
+    const auto selected = plan.catalog.select(name);
+    if (selected.empty()) {
+      const auto near = plan.catalog.nearest(name);
+      throw pmc::Error(pmc::errc::not_found,
+                       fmt::format("unknown metric or metric group '{}'{} (see 'pmc list --metrics')", name,
+                                   near.empty() ? "" : fmt::format("; nearest: {}", fmt::join(near, ", "))));
+    }
+    for (const auto* m : selected)
+      if (std::find(plan.metrics.begin(), plan.metrics.end(), m) == plan.metrics.end()) plan.metrics.push_back(m);
+  }
+  plan.metrics_asked = !plan.metrics.empty();
+  // The events the metrics asked for need, unless an event of the plan already feeds them.
+  for (const auto* m : plan.metrics)
+    for (const auto& in : m->events) {
+      bool fed = false;
+      for (const auto& g : plan.groups)
+        for (const auto& e : g.events) fed = fed || feeds(hal, e, in.event);
+      if (!fed) plan.groups.push_back({{in.event}, false});
+    }
+  if (!plan.metrics_asked)
+    for (const auto& m : plan.catalog.metrics())
+      if (m.by_default) plan.metrics.push_back(&m);
+  return plan;
+}
+
+std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, std::optional<double> duration_ns) {
+  std::vector<int> cpus;
+  for (const Row& r : rows)
+    if (std::find(cpus.begin(), cpus.end(), r.cpu) == cpus.end()) cpus.push_back(r.cpu);
+  std::vector<MetricRow> out;
+  for (int cpu : cpus) {
+    std::vector<pmc::Reading> readings;
+    std::vector<std::string> unsupported;
+    for (const Row& r : rows) {
+      if (r.reading && (r.cpu == cpu || r.cpu < 0)) readings.push_back(*r.reading);
+      if (!r.reading) unsupported.push_back(r.event);
+    }
+    if (cpu < 0 && cpus.size() > 1) continue;  // only not-supported rows have no CPU then
+    for (const auto* m : plan.metrics) {
+      MetricRow mr{m, cpu, pmc::evaluate_metric(*m, readings, duration_ns)};
+      if (!mr.value.value) {
+        if (!plan.metrics_asked) continue;  // a default metric shows only when it can be computed
+        std::vector<std::string> missing;
+        for (const auto& in : m->events)
+          if (std::find(unsupported.begin(), unsupported.end(), in.event) != unsupported.end())
+            missing.push_back(in.event);
+        if (!missing.empty())
+          mr.value.error = fmt::format("{} {} not supported here", fmt::join(missing, " and "),
+                                       missing.size() == 1 ? "is" : "are");
+      }
+      out.push_back(std::move(mr));
+    }
+  }
+  return out;
+}
+
+std::string metric_note(const MetricRow& m) {
+  if (!m.value.value) return fmt::format("{}: {}", m.def->name, m.value.error);
+  if (!m.def->unit.empty() && m.def->unit[0] == '%') return fmt::format("{:7.2f}{}", *m.value.value, m.def->unit);
+  return fmt::format("{:8.3f} {}", *m.value.value, m.def->unit);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Counters::Counters(const pmc::Hal& hal, const Plan& plan, std::vector<pmc::Scope> scopes, bool per_cpu)
+    : per_cpu_(per_cpu) {
+  for (const auto& s : scopes) {
+    sessions_.push_back(hal.session(s));
+    cpus_.push_back(s.kind == pmc::Scope::Kind::cpu ? s.cpu : -1);
+  }
+  for (const EventGroup& g : plan.groups) {
+    std::vector<std::string> names = g.events;
+    std::string reason;
+    for (std::size_t k = 0; k < sessions_.size(); ++k) {
+      try {
+        if (g.braces)
+          sessions_[k].add_group(names);
+        else
+          sessions_[k].add(names.front());
+      } catch (const pmc::Error& e) {
+        if (user_error(e.kind())) throw;
+        // A default the user may not count with kernel mode (perf_event_paranoid): user mode.
+        if (plan.defaults && e.kind() == pmc::errc::permission && !g.braces) {
+          try {
+            sessions_[k].add(names.front() + ":u");
+            names.front() += ":u";
+            continue;
+          } catch (const pmc::Error&) {  // the row says why the plain one failed
+          }
+        }
+        if (k > 0) throw;  // counted on one target but not another: no row can say that
+        reason = e.what();
+        break;
+      }
+    }
+    for (const auto& n : names) {
+      events_.push_back(n);
+      unsupported_.push_back(reason);
+    }
+  }
+}
+
+// A session all of whose events are <not supported> has nothing to start.
+void Counters::start() {
+  for (auto& s : sessions_)
+    if (!s.encodings().empty()) s.start();
+}
+
+void Counters::stop() {
+  for (auto& s : sessions_)
+    if (!s.encodings().empty()) s.stop();
+}
+
+void Counters::poll() {
+  for (auto& s : sessions_) s.poll();
+}
+
+std::vector<Row> Counters::read() {
+  std::vector<std::vector<pmc::Reading>> all;
+  for (auto& s : sessions_) all.push_back(s.read());
+  std::vector<Row> rows;
+  std::size_t index = 0;  // among the counted events
+  for (std::size_t e = 0; e < events_.size(); ++e) {
+    if (!unsupported_[e].empty()) {
+      rows.push_back({events_[e], std::nullopt, unsupported_[e], -1, std::nullopt});
+      continue;
+    }
+    if (per_cpu_) {
+      for (std::size_t k = 0; k < all.size(); ++k)
+        rows.push_back({events_[e], all[k].at(index), {}, cpus_[k], std::nullopt});
+    } else {
+      pmc::Reading sum = all.front().at(index);
+      for (std::size_t k = 1; k < all.size(); ++k) {
+        const pmc::Reading& r = all[k].at(index);
+        // The TSC is one clock, the same on every CPU: its ticks are not added up.
+        sum.value = sum.unit == "ticks" ? std::max(sum.value, r.value) : sum.value + r.value;
+        sum.time_enabled += r.time_enabled;
+        sum.time_running += r.time_running;
+        sum.extrapolated = sum.extrapolated || r.extrapolated;
+      }
+      sum.cpu = -1;
+      rows.push_back({events_[e], sum, {}, -1, std::nullopt});
+    }
+    ++index;
+  }
+  return rows;
+}
+
+std::vector<Row> difference(const std::vector<Row>& now, const std::vector<Row>& before) {
+  std::vector<Row> out = now;
+  for (std::size_t i = 0; i < out.size() && i < before.size(); ++i) {
+    if (!out[i].reading || !before[i].reading) continue;
+    pmc::Reading& r = *out[i].reading;
+    const pmc::Reading& b = *before[i].reading;
+    r.value = r.value >= b.value ? r.value - b.value : 0;
+    r.time_enabled = r.time_enabled >= b.time_enabled ? r.time_enabled - b.time_enabled : 0;
+    r.time_running = r.time_running >= b.time_running ? r.time_running - b.time_running : 0;
+  }
+  return out;
+}
+
+std::vector<std::string> default_workload_events(const pmc::Hal& hal) {
+  std::vector<std::string> out;
+  std::vector<pmc::Encoding> chosen;
+  auto fits = [&](const pmc::Encoding& e) {
+    std::vector<pmc::Encoding> trial = chosen;
+    trial.push_back(e);
+    try {
+      (void)pmc::schedule(hal.pmu(), trial);
+      return true;
+    } catch (const pmc::Error&) {
+      return false;
+    }
+  };
+  auto consider = [&](const std::string& name) {
+    try {
+      const pmc::Encoding e = hal.encode(name);
+      if (!fits(e)) return;
+      chosen.push_back(e);
+      out.push_back(name);
+    } catch (const pmc::Error&) {  // the backend has no such event
+    }
+  };
+  for (const char* g : {"cycles", "instructions", "branches", "branch-misses"}) consider(g);
+  if (out.empty())
+    for (const pmc::EventDef* e : hal.events().for_cpu(hal.pmu().cpu_tag)) {
+      consider(e->name);
+      if (out.size() == hal.pmu().counters.size()) break;
+    }
+  return out;
+}
+
+}  // namespace pmc_cli
