@@ -21,6 +21,7 @@ ensure_packages clang-14 libclang-rt-14-dev
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
   -DPMC_FUZZ=ON -DPMC_BUILD_TESTS=OFF -DPMC_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz
+build="$(cd "$build" && pwd)"  # absolute: the fuzzers run inside it
 
 status=0
 summary=()
@@ -29,16 +30,29 @@ for t in "${targets[@]}"; do
   corpus="$build/fuzz-corpus/$t"
   findings="$build/fuzz-findings/$t"
   mkdir -p "$corpus" "$findings"
-  cp -n fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
+  # The seeds: the repository's own files of that kind, and fuzz/corpus/<target>/ for what the
+  # repository has no file of (event strings, configs).
+  case "$t" in
+    events_toml) seeds=(backends/*/*.toml backends/amd/events/*.toml tests/plugins/*.toml) ;;
+    cpuid_dump) seeds=(data/cpuid/*.txt tests/data/cpuid/*) ;;
+    workload_toml) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
+    *) seeds=() ;;
+  esac
+  [[ -d fuzz/corpus/"$t" ]] && seeds+=(fuzz/corpus/"$t"/*)
+  for f in "${seeds[@]}"; do
+    [[ -f "$f" ]] && cp -n "$f" "$corpus/$(echo "$f" | tr '/' '_')"
+  done
   log="$build/fuzz-$t.log"
   echo "fuzz.sh: $t for ${seconds}s" >&2
   # -max_len: the largest seed (AMD's events files are ~70 KB) plus room to grow.
+  # In the build directory: libFuzzer's workers write their fuzz-N.log files where it runs.
   set +e
-  "$exe" "$corpus" -max_total_time="$seconds" -max_len=131072 -timeout=25 -rss_limit_mb=4096 \
-    -jobs="$jobs" -workers="$jobs" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1
+  (cd "$build" && "$exe" "$corpus" -max_total_time="$seconds" -max_len=131072 -timeout=25 -rss_limit_mb=4096 \
+    -jobs="$jobs" -workers="$jobs" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1)
   rc=$?
   set -e
-  [[ "$jobs" -gt 1 ]] && cat fuzz-*.log >>"$log" 2>/dev/null && rm -f fuzz-*.log
+  cat "$build"/fuzz-[0-9]*.log >>"$log" 2>/dev/null || true
+  rm -f "$build"/fuzz-[0-9]*.log
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
   found=$(find "$findings" -type f | wc -l)
   summary+=("$t: ${seconds}s, $runs executions, corpus $(ls "$corpus" | wc -l) inputs, $found finding(s)")

@@ -102,6 +102,39 @@ BOOST_AUTO_TEST_CASE(kernel_calibration_from_the_perf_page) {
   BOOST_TEST(!pmc::detail::tsc_frequency_from_perf_page(true, 0, 21));
 }
 
+// /proc/cpuinfo of this project's KVM guest (abridged): the hypervisor states the TSC rate
+// (tsc_known_freq), no APERF/MPERF, so "cpu MHz" is the kernel's TSC calibration.
+BOOST_AUTO_TEST_CASE(kernel_calibration_from_cpuinfo_in_a_vm) {
+  const std::string kvm =
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu MHz\t\t: 2596.132\n"
+      "flags\t\t: fpu tsc constant_tsc rep_good nopl nonstop_tsc cpuid tsc_known_freq pni hypervisor lahf_lm\n\n"
+      "processor\t: 1\ncpu MHz\t\t: 1000.000\nflags\t\t: fpu\n";
+  auto f = pmc::detail::tsc_frequency_from_cpuinfo(kvm);
+  BOOST_REQUIRE(f);
+  BOOST_TEST(f->hz == 2596132000.0);
+  BOOST_TEST(f->uncertainty_hz == 500.0);
+  BOOST_TEST(f->method.find("cpu MHz 2596.132") != std::string::npos, f->method);
+  // Bare metal (no "hypervisor"), APERF/MPERF present (the field is then the current clock), or
+  // a rate the hypervisor did not state: not the TSC's rate.
+  auto without = [&](const std::string& flag) {
+    std::string t = kvm;
+    t.replace(t.find(flag), flag.size(), "");
+    return t;
+  };
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuinfo(without(" hypervisor")));
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuinfo(without(" tsc_known_freq")));
+  std::string with_aperf = kvm;
+  with_aperf.insert(with_aperf.find(" hypervisor"), " aperfmperf");
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuinfo(with_aperf));
+  // A flag that only contains the name does not count; a malformed number gives nothing.
+  std::string lookalike = without(" tsc_known_freq");
+  lookalike.insert(lookalike.find(" hypervisor"), " xtsc_known_freq");
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuinfo(lookalike));
+  std::string bad = kvm;
+  bad.replace(bad.find("2596.132"), 8, "2596.1x2");
+  BOOST_TEST(!pmc::detail::tsc_frequency_from_cpuinfo(bad));
+}
+
 BOOST_AUTO_TEST_CASE(measurement_arithmetic) {
   // Brackets of 100 and 200 ticks around clock readings 1 s apart, 3e9 ticks between midpoints.
   pmc::detail::TscSample first{1000, 1000000000, 1100};

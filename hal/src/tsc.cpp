@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <string>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -125,6 +127,52 @@ std::optional<TscFrequency> tsc_frequency_from_perf_page(bool cap_user_time, std
   return f;
 }
 
+std::optional<TscFrequency> tsc_frequency_from_cpuinfo(std::string_view cpuinfo) {
+  // The first processor's block: up to the first empty line.
+  if (const auto end = cpuinfo.find("\n\n"); end != std::string_view::npos) cpuinfo = cpuinfo.substr(0, end);
+  std::string_view mhz, flags;
+  while (!cpuinfo.empty()) {
+    const auto nl = cpuinfo.find('\n');
+    const std::string_view line = cpuinfo.substr(0, nl);
+    cpuinfo = nl == std::string_view::npos ? std::string_view{} : cpuinfo.substr(nl + 1);
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (key == "cpu MHz") mhz = value;
+    if (key == "flags") flags = value;
+  }
+  auto has_flag = [&](std::string_view f) {
+    for (std::size_t at = flags.find(f); at != std::string_view::npos; at = flags.find(f, at + 1)) {
+      const bool starts = at == 0 || flags[at - 1] == ' ';
+      const bool ends = at + f.size() == flags.size() || flags[at + f.size()] == ' ';
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  if (mhz.empty() || !has_flag("hypervisor") || !has_flag("tsc_known_freq") || has_flag("aperfmperf"))
+    return std::nullopt;
+  // "2596.132": whole MHz, '.', three digits of kHz.
+  const auto dot = mhz.find('.');
+  const std::string_view whole = mhz.substr(0, dot), frac = dot == std::string_view::npos ? "" : mhz.substr(dot + 1);
+  if (whole.empty() || frac.size() != 3) return std::nullopt;
+  std::uint64_t khz = 0;
+  for (char c : std::string(whole) + std::string(frac)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    khz = khz * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (khz == 0) return std::nullopt;
+  TscFrequency f;
+  f.hz = static_cast<double>(khz) * 1e3;
+  f.uncertainty_hz = 500;
+  f.method = fmt::format("the kernel's calibration (/proc/cpuinfo: cpu MHz {} in a virtual machine whose "
+                         "hypervisor states the TSC rate)",
+                         mhz);
+  return f;
+}
+
 namespace {
 
 std::uint64_t raw_ns() {
@@ -189,6 +237,17 @@ TscFrequency measure() {
 }
 
 // What the kernel's perf mmap page says, from a software event on this thread (no counting).
+std::optional<TscFrequency> from_cpuinfo() {
+  std::FILE* f = std::fopen("/proc/cpuinfo", "re");
+  if (!f) return std::nullopt;
+  // The first processor's block is well within the first 8 KiB.
+  std::string text(8192, '\0');
+  const std::size_t n = std::fread(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  text.resize(n);
+  return tsc_frequency_from_cpuinfo(text);
+}
+
 std::optional<TscFrequency> from_kernel() {
   perf_event_attr attr{};
   attr.size = sizeof attr;
@@ -334,6 +393,10 @@ TscFrequency tsc_frequency() {
       return;
     }
     if (auto f = detail::from_kernel()) {
+      result = *f;
+      return;
+    }
+    if (auto f = detail::from_cpuinfo()) {
       result = *f;
       return;
     }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 
 namespace pmc::detail {
@@ -55,6 +56,13 @@ std::optional<TscFrequency> tsc_frequency_from_hypervisor(const CpuidTable& cpui
 // time_mult. nullopt when the page offers no conversion. Pure.
 std::optional<TscFrequency> tsc_frequency_from_perf_page(bool cap_user_time, std::uint32_t time_mult,
                                                          std::uint16_t time_shift);
+
+// The kernel's calibration as /proc/cpuinfo shows it: "cpu MHz" is the kernel's cpu_khz, which
+// is the TSC's rate in a virtual machine whose hypervisor states it (flags "hypervisor" and
+// "tsc_known_freq": KVM's kvmclock, VMware and Hyper-V set cpu_khz and tsc_khz from the same
+// value) and that has no APERF/MPERF (flag "aperfmperf": the field would be the current clock
+// instead). The first processor's block decides; to within half a kHz. nullopt otherwise. Pure.
+std::optional<TscFrequency> tsc_frequency_from_cpuinfo(std::string_view cpuinfo);
 
 // How precisely a measurement is wanted: the measurement stops once the brackets' uncertainty
 // is below this fraction of the rate (or after kTscMeasureMaxNs).
