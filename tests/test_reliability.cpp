@@ -262,7 +262,10 @@ struct Fixture {
            pids.string() + "; sleep 60; wait";
   }
   // The shell, its background sleep and its foreground sleep (its other child), once all three
-  // run (at most 20 s).
+  // run (at most 20 s). "Run" means the foreground child has exec'd sleep: between its fork and
+  // its exec it is still the shell, whose SIGINT handler a signal would meet there and the exec
+  // would then forget (dash, run with -c, catches SIGINT), leaving the sleep to run its 60 s;
+  // the shell's other children (the `mv`) are not the sleep either.
   std::vector<pid_t> sleeper_tree() {
     std::vector<pid_t> tree = wait_for_pids(2);
     if (tree.size() != 2) return tree;
@@ -270,11 +273,15 @@ struct Fixture {
     while (std::chrono::steady_clock::now() < deadline) {
       std::ifstream in("/proc/" + std::to_string(tree[0]) + "/task/" + std::to_string(tree[0]) + "/children");
       pid_t c = 0;
-      while (in >> c)
-        if (c != tree[1]) {
+      while (in >> c) {
+        if (c == tree[1]) continue;
+        std::ifstream comm("/proc/" + std::to_string(c) + "/comm");
+        std::string name;
+        if (std::getline(comm, name) && name == "sleep") {
           tree.push_back(c);
           return tree;
         }
+      }
       std::this_thread::sleep_for(5ms);
     }
     BOOST_ERROR("the shell did not start its foreground sleep");
