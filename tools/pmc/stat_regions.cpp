@@ -11,8 +11,7 @@ namespace pmc_cli {
 
 RegionsRun::RegionsRun(const Options& o, const std::vector<std::string>& events) {
   if (!o.regions) return;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/pmc-regions-XXXXXX";
+  std::string pattern = (std::filesystem::temp_directory_path() / "pmc-regions-XXXXXX").string();
   const int fd = ::mkstemp(pattern.data());
   if (fd < 0) throw pmc::Error(pmc::errc::io, fmt::format("cannot create a temporary file for --regions ({})", pattern));
   ::close(fd);
