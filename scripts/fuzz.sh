@@ -51,8 +51,7 @@ for t in "${targets[@]}"; do
     -jobs="$jobs" -workers="$jobs" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1)
   rc=$?
   set -e
-  cat "$build"/fuzz-[0-9]*.log >>"$log" 2>/dev/null || true
-  rm -f "$build"/fuzz-[0-9]*.log
+  rm -f "$build"/fuzz-[0-9]*.log  # libFuzzer copied each worker's log into its own output
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
   found=$(find "$findings" -type f | wc -l)
   summary+=("$t: ${seconds}s, $runs executions, corpus $(ls "$corpus" | wc -l) inputs, $found finding(s)")
