@@ -18,7 +18,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -140,30 +139,8 @@ class Pmc {
  public:
   Pmc(const std::vector<std::string>& args, const pmc_test::Env& env, const std::string& out, const std::string& err,
       int stdout_fd = -1) {
-    std::vector<std::string> argv_s{kPmc.string()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv = pmc_test::c_strings(argv_s);
-    std::vector<std::string> env_s = pmc_test::env_strings(env);
-    std::vector<char*> envp = pmc_test::c_strings(env_s);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
-    else posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid_, kPmc.c_str(), &actions, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) pid_ = -1;
-    BOOST_REQUIRE_MESSAGE(rc == 0, "posix_spawn: " << std::strerror(rc));
+    pid_ = pmc_test::spawn(kPmc, args, env, out, err, stdout_fd);
+    BOOST_REQUIRE_MESSAGE(pid_ > 0, "posix_spawn: " << std::strerror(-pid_));
   }
   ~Pmc() {
     if (pid_ > 0 && !status_) {

@@ -14,7 +14,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -282,27 +281,10 @@ BOOST_FIXTURE_TEST_CASE(events_that_cannot_be_counted_are_not_supported_rows, St
 BOOST_FIXTURE_TEST_CASE(signals_are_forwarded, Stat) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
     BOOST_TEST_CONTEXT("signal " << sig) {
-      std::vector<std::string> args{kPmc.string(), "stat", "-o", report.string(), "-e", "task-clock:u", "--", "sleep",
-                                    "1000"};
-      std::vector<char*> argv = pmc_test::c_strings(args);
-      std::vector<std::string> env_s = pmc_test::env_strings(env);
-      std::vector<char*> envp = pmc_test::c_strings(env_s);
       // Default dispositions and an empty mask, whatever this test inherited.
-      posix_spawnattr_t attr;
-      posix_spawnattr_init(&attr);
-      sigset_t all, none;
-      sigfillset(&all);
-      sigemptyset(&none);
-      posix_spawnattr_setsigdefault(&attr, &all);
-      posix_spawnattr_setsigmask(&attr, &none);
-      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-      pid_t pmc_pid = 0;
-      BOOST_REQUIRE(posix_spawn(&pmc_pid, kPmc.c_str(), &actions, &attr, argv.data(), envp.data()) == 0);
-      posix_spawn_file_actions_destroy(&actions);
-      posix_spawnattr_destroy(&attr);
+      const pid_t pmc_pid = pmc_test::spawn(
+          kPmc, {"stat", "-o", report.string(), "-e", "task-clock:u", "--", "sleep", "1000"}, env);
+      BOOST_REQUIRE_MESSAGE(pmc_pid > 0, "posix_spawn: " << std::strerror(-pmc_pid));
 
       // Wait (bounded) until pmc's child has exec'ed sleep.
       pid_t sleeper = 0;

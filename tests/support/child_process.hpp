@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +84,41 @@ inline std::vector<std::string> env_strings(const Env& env) {
   for (const auto& [k, v] : env)
     if (v) out.push_back(k + "=" + *v);
   return out;
+}
+
+// Starts exe with args and exactly the environment env in the background, with default signal
+// dispositions and an empty signal mask whatever the caller inherited (a signal test must see
+// what a shell's child sees); stdin from /dev/null; stdout to out_fd when it is >= 0, else to
+// the file `out`, else inherited; stderr to the file `err`, else inherited. Returns the pid, or
+// minus the errno of posix_spawn.
+inline pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& out = {},
+                   const fs::path& err = {}, int out_fd = -1) {
+  std::vector<std::string> argv_s{exe.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv = c_strings(argv_s);
+  std::vector<std::string> env_s = env_strings(env);
+  std::vector<char*> envp = c_strings(env_s);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (out_fd >= 0)
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  else if (!out.empty())
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!err.empty()) posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc == 0 ? pid : -rc;
 }
 
 // Runs exe with args and exactly the environment env (no variable of ours leaks in), in cwd.
