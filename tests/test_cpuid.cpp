@@ -4,6 +4,8 @@
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
 
+#include "cpu_native.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -909,10 +911,16 @@ BOOST_AUTO_TEST_CASE(native_cpu_matches_its_own_leaves) {
   BOOST_TEST(c.signature == a);
   BOOST_TEST(c.stepping == (a & 0xFu));
 
-  // Every basic leaf up to the maximum was read (subleaf 0).
-  for (std::uint32_t leaf = 0; leaf <= c.max_leaf && leaf <= 0xFF; ++leaf) {
-    BOOST_TEST(c.raw.get(leaf).has_value(), "leaf " << std::hex << leaf << " not read");
-  }
+  // The leaves the library reads at every Hal::open were read (subleaf 0), where the CPU has them;
+  // no others: each CPUID instruction traps to the hypervisor in a virtual machine.
+  const std::set<std::uint32_t> eager{0x00, 0x01, 0x07, 0x0A, 0x15, 0x16, 0x1A, 0x23};
+  for (std::uint32_t leaf = 0; leaf <= c.max_leaf && leaf <= 0xFF; ++leaf)
+    BOOST_TEST(c.raw.get(leaf).has_value() == (eager.count(leaf) == 1), "leaf " << std::hex << leaf);
+  for (std::uint32_t leaf : {0x80000001u, 0x80000002u, 0x80000003u, 0x80000004u, 0x80000022u})
+    if (leaf <= c.max_ext_leaf) BOOST_TEST(c.raw.get(leaf).has_value(), "leaf " << std::hex << leaf << " not read");
+  BOOST_TEST(!c.raw.get(0x80000008).has_value());
+  // Under a hypervisor, its vendor leaf (the TSC rate's timing leaf comes from its range).
+  if ((reg(c.raw, 1, 0, 'c') >> 31) & 1u) BOOST_TEST(c.raw.get(0x40000000).has_value());
   // Leaf 0AH decoding agrees with the raw answer (this project's KVM guests say version 0).
   unsigned expected_version = 0;
   if (c.max_leaf >= 0x0A) expected_version = reg(c.raw, 0x0A, 0, 'a') & 0xFFu;
@@ -921,16 +929,47 @@ BOOST_AUTO_TEST_CASE(native_cpu_matches_its_own_leaves) {
     BOOST_TEST(c.arch.gp_counters == ((reg(c.raw, 0x0A, 0, 'a') >> 8) & 0xFFu));
     BOOST_TEST(c.arch.fixed_counters == (reg(c.raw, 0x0A, 0, 'd') & 0x1Fu));
   }
-  // Subleaf enumerations follow their leaf's own rule (SDM / APM).
+  // Leaf 7's subleaf count (EAX of subleaf 0) was honoured.
+  if (c.max_leaf >= 7) {
+    const std::uint32_t last = reg(c.raw, 7, 0, 'a');
+    for (std::uint32_t s = 1; s <= last && s < 64; ++s) BOOST_TEST(c.raw.get(7, s).has_value());
+  }
+}
+
+// A leaf the eager reading leaves out is read on request (detail::read_native_leaf: the cache
+// leaves for emulation, a leaf a probe table names), its subleaf enumeration following the
+// leaf's own rule (SDM / APM), and agrees with CPUID executed here.
+BOOST_AUTO_TEST_CASE(native_leaves_on_request) {
+  CpuInfo c = pmc::read_native_cpu();
+  const auto advertised = [&](std::uint32_t leaf) {
+    return leaf < 0x80000000u ? leaf <= c.max_leaf : leaf <= c.max_ext_leaf;
+  };
+  for (std::uint32_t leaf : {0x02u, 0x04u, 0x0Bu, 0x0Du, 0x1Fu, 0x80000005u, 0x80000006u, 0x80000008u, 0x8000001Du})
+    pmc::detail::read_native_leaf(c, leaf, 0);
+  for (std::uint32_t leaf : {0x02u, 0x04u, 0x0Bu, 0x0Du, 0x1Fu, 0x80000005u, 0x80000006u, 0x80000008u, 0x8000001Du})
+    BOOST_TEST(c.raw.get(leaf).has_value() == advertised(leaf), "leaf " << std::hex << leaf);
+  if (advertised(0x80000008)) {
+    unsigned a = 0, b = 0, cx = 0, d = 0;
+    __cpuid(0x80000008, a, b, cx, d);
+    BOOST_TEST(reg(c.raw, 0x80000008, 0, 'a') == a);
+  }
+  // A leaf beyond the largest the CPU has is not asked for.
+  CpuInfo beyond = pmc::read_native_cpu();
+  pmc::detail::read_native_leaf(beyond, beyond.max_leaf + 1, 0);
+  BOOST_TEST(!beyond.raw.get(beyond.max_leaf + 1).has_value());
+  // Nor is anything read into a CPU that is not this machine's.
+  CpuInfo dump = c;
+  dump.source = "some-dump.txt";
+  dump.raw = pmc::CpuidTable{};
+  pmc::detail::read_native_leaf(dump, 1, 0);
+  BOOST_TEST(dump.raw.empty());
+
   const auto last_subleaf = [&](std::uint32_t leaf) {
     std::uint32_t last = 0;
     for (const auto& [key, regs] : c.raw.all()) {
       if (key.first == leaf) last = key.second;
     }
     return last;
-  };
-  const auto advertised = [&](std::uint32_t leaf) {
-    return leaf < 0x80000000u ? leaf <= c.max_leaf : leaf <= c.max_ext_leaf;
   };
   for (const std::uint32_t leaf : {0x04u, 0x8000001Du}) {  // until cache type (EAX[4:0]) 0
     if (!advertised(leaf)) continue;
@@ -950,11 +989,6 @@ BOOST_AUTO_TEST_CASE(native_cpu_matches_its_own_leaves) {
       const bool listed = (((xcr0 | xss) >> i) & 1u) == 1u;
       BOOST_TEST(c.raw.get(0x0D, i).has_value() == listed, "leaf 0DH subleaf " << i);
     }
-  }
-  // Leaf 7's subleaf count (EAX of subleaf 0) was honoured.
-  if (c.max_leaf >= 7) {
-    const std::uint32_t last = reg(c.raw, 7, 0, 'a');
-    for (std::uint32_t s = 1; s <= last && s < 64; ++s) BOOST_TEST(c.raw.get(7, s).has_value());
   }
 }
 

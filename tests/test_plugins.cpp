@@ -242,6 +242,89 @@ BOOST_AUTO_TEST_CASE(missing_directory_is_reported) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+BOOST_AUTO_TEST_SUITE(deferred_models)
+
+// A library whose dynamic symbols define only a model descriptor is checked and listed by the
+// loader, but not loaded (counting on real hardware needs no model); when a simulated PMU needs
+// a model, or the plugins are listed, it is loaded, and a failure is reported then, naming it.
+BOOST_AUTO_TEST_CASE(a_model_library_is_loaded_when_a_model_is_needed) {
+  const fs::path dir = kPlugins / "unloadablemodel";
+  const fs::path file = dir / "libunloadablemodel.so";
+  BOOST_REQUIRE(fs::exists(file));
+  const std::vector<pmc::detail::PluginLoad> all = pmc::detail::load_plugins({dir});
+  BOOST_REQUIRE(all.size() == 1u);
+  BOOST_TEST(all[0].deferred);
+  BOOST_TEST(!all[0].model);
+  BOOST_TEST(all[0].status.error.empty(), all[0].status.error);
+  BOOST_TEST((all[0].status.kind == pmc::PluginKind::model));
+
+  pmc::Config cfg;
+  cfg.plugin_path = {dir};
+  cfg.cpu = p3_dump().string();
+  pmc::Hal hal = pmc::Hal::open(cfg);
+  BOOST_REQUIRE(hal.backend());
+  BOOST_TEST(hal.backend()->name == "p6");
+  // The p6 model (installed) builds the device; the broken library beside it stays broken.
+  pmc::Session session = hal.session();
+  session.add("INST_RETIRED");
+  pmc::OwnedSegment seg(1000);
+  seg.signal("instructions", 2);
+  session.start();
+  pmc_test::device(session).run(seg);
+  session.stop();
+  BOOST_TEST(session.read().at(0).value == 2000u);
+  const pmc::PluginStatus* s = status_of(hal, file);
+  BOOST_REQUIRE(s);
+  BOOST_TEST((s->kind == pmc::PluginKind::model));
+  BOOST_TEST(contains(s->error, file.string()), s->error);
+  BOOST_TEST(contains(s->error, "undefined symbol: pmc_test_missing_model_symbol"), s->error);
+  // The installed models are listed as before.
+  bool p6_model = false;
+  for (const auto& p : hal.plugins())
+    if (p.kind == pmc::PluginKind::model && p.name == "p6" && p.error.empty()) p6_model = true;
+  BOOST_TEST(p6_model);
+}
+
+// Hal::open loads no model library; the first simulated event does. In a child process, so that
+// nothing this test program loaded before decides.
+BOOST_AUTO_TEST_CASE(hal_open_loads_no_model_library) {
+  const fs::path model = fs::path(PMC_PLUGIN_DIR) / "libp6-model.so";
+  BOOST_REQUIRE(fs::exists(model));
+  const pid_t pid = fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int bits = 0;
+    try {
+      auto loaded = [&] {
+        void* h = dlopen(model.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        if (h) dlclose(h);
+        return h != nullptr;
+      };
+      if (loaded()) bits |= 1;  // already there before: the test could not tell
+      pmc::Config cfg;
+      cfg.cpu = p3_dump().string();
+      pmc::Hal hal = pmc::Hal::open(cfg);
+      if (loaded()) bits |= 2;  // Hal::open loaded it
+      pmc::Session session = hal.session();
+      session.add("INST_RETIRED");
+      if (!loaded()) bits |= 4;  // the simulated event did not
+    } catch (...) {
+      bits |= 8;
+    }
+    _exit(bits);
+  }
+  int status = 0;
+  BOOST_REQUIRE(waitpid(pid, &status, 0) == pid);
+  BOOST_REQUIRE(WIFEXITED(status));
+  const int bits = WEXITSTATUS(status);
+  BOOST_TEST((bits & 1) == 0, "libp6-model.so was loaded before the test");
+  BOOST_TEST((bits & 2) == 0, "Hal::open loaded libp6-model.so");
+  BOOST_TEST((bits & 4) == 0, "a simulated event did not load libp6-model.so");
+  BOOST_TEST((bits & 8) == 0, "Hal::open or the session threw");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_SUITE(hal)
 
 BOOST_AUTO_TEST_CASE(open_with_broken_plugins_still_chooses_p6) {

@@ -11,6 +11,7 @@
 // (PR_SET_CHILD_SUBREAPER), so whatever pmc leaves behind is reparented to it, where the test
 // sees it, reaps it, and kills what is still alive after the limit.
 
+#include "child.hpp"
 #include "support/child_process.hpp"
 
 #include <pmc/error.hpp>
@@ -542,6 +543,99 @@ BOOST_FIXTURE_TEST_CASE(run_child_forwards_and_cleans_up, Fixture) {
   struct sigaction after {};
   ::sigaction(SIGTERM, nullptr, &after);
   BOOST_TEST((after.sa_handler == before.sa_handler));
+}
+
+// The process before_exec is given is the helper program (hal/helper/pmc_child.c), started with
+// posix_spawn so that nothing of this process is copied, and waiting; the command then runs in
+// that same process. The helper's reading of `go` and its exec leave the command nothing of its
+// own: the exit status is the command's.
+BOOST_FIXTURE_TEST_CASE(run_child_starts_the_command_through_the_helper, Fixture) {
+  const fs::path helper = pmc::detail::child_helper();
+  BOOST_REQUIRE_MESSAGE(!helper.empty(), "pmc-child is not beside the plugin directory");
+  pmc::ChildOptions options;
+  int child = 0;
+  std::string waiting;
+  options.before_exec = [&](int pid) {
+    child = pid;
+    waiting = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").string();
+  };
+  const pmc::ChildResult r = pmc::run_child({"sh", "-c", "echo $$ > " + pids.string() + "; exit 3"}, options);
+  BOOST_TEST(r.exit_status == 3);
+  BOOST_TEST(waiting == fs::canonical(helper).string());
+  const std::vector<pid_t> ran = wait_for_pids(1);
+  BOOST_REQUIRE(ran.size() == 1u);
+  BOOST_TEST(ran[0] == child, "the command ran in another process than before_exec was given");
+}
+
+// Where the helper is missing, run_child forks instead, with the same contract: the command in
+// the process before_exec was given, its status, an exec that fails reported by its errno.
+BOOST_FIXTURE_TEST_CASE(run_child_without_the_helper_forks, Fixture) {
+  pmc::ChildOptions options;
+  int child = 0;
+  std::string waiting;
+  options.before_exec = [&](int pid) {
+    child = pid;
+    waiting = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").string();
+  };
+  const pmc::ChildResult r =
+      pmc::detail::run_child({"sh", "-c", "echo $$ > " + pids.string() + "; exit 5"}, options, fs::path());
+  BOOST_TEST(r.exit_status == 5);
+  BOOST_TEST(waiting == fs::read_symlink("/proc/self/exe").string());  // a copy of this program
+  const std::vector<pid_t> ran = wait_for_pids(1);
+  BOOST_REQUIRE(ran.size() == 1u);
+  BOOST_TEST(ran[0] == child);
+
+  // A script whose interpreter does not exist: find_executable accepts it, the exec fails.
+  const fs::path script = tmp.path() / "no-interpreter";
+  pmc_test::spit(script, "#!/nonexistent/interpreter\n");
+  fs::permissions(script, fs::perms(0755));
+  for (const fs::path& helper : {fs::path(), pmc::detail::child_helper()}) {
+    BOOST_TEST_CONTEXT("helper '" << helper.string() << "'") {
+      try {
+        (void)pmc::detail::run_child({script.string()}, {}, helper);
+        BOOST_ERROR("a failing exec was not reported");
+      } catch (const pmc::Error& e) {
+        BOOST_TEST((e.kind() == pmc::errc::not_found), e.what());
+        BOOST_TEST(std::string(e.what()) == "cannot run '" + script.string() + "': No such file or directory");
+      }
+    }
+  }
+}
+
+// Without the helper the watchdog is a fork of the caller, and still kills the command's group
+// when the caller dies by SIGKILL.
+BOOST_FIXTURE_TEST_CASE(without_the_helper_the_group_dies_with_its_caller, Fixture) {
+  const pid_t caller = ::fork();
+  BOOST_REQUIRE(caller >= 0);
+  if (caller == 0) {
+    try {
+      (void)pmc::detail::run_child({"sh", "-c", two_sleepers()}, {}, fs::path());
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  const std::vector<pid_t> tree = sleeper_tree();
+  BOOST_REQUIRE(tree.size() == 3u);
+  BOOST_REQUIRE(::kill(caller, SIGKILL) == 0);
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(caller, &status, 0) == caller);
+  for (pid_t t : tree) BOOST_TEST(gone(t), "pid " << t << " outlived its caller");
+}
+
+// The helper is no command: misused, it says so and runs nothing; told to execute, it waits
+// for `go` and gives up (127) at its end, running nothing.
+BOOST_FIXTURE_TEST_CASE(the_helper_is_not_a_command, Fixture) {
+  const fs::path helper = pmc::detail::child_helper();
+  BOOST_REQUIRE(!helper.empty());
+  const pmc_test::Result bare = pmc_test::run(helper, {}, env, tmp.path());
+  BOOST_TEST(bare.status == 2, bare);
+  BOOST_TEST(contains(bare.err, "not a command"), bare);
+  const fs::path marker = tmp.path() / "ran";
+  // Descriptor 0 is /dev/null here: end of file at once, as when the caller gives up.
+  const pmc_test::Result gave_up =
+      pmc_test::run(helper, {"exec", "0", "1", "/usr/bin/touch", "touch", marker.string()}, env, tmp.path());
+  BOOST_TEST(gave_up.status == 127, gave_up);
+  BOOST_TEST(!fs::exists(marker));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

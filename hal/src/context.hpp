@@ -18,13 +18,6 @@
 
 namespace pmc::detail {
 
-// The device models the plugin directories offer, and where they were looked for.
-struct ModelRegistry {
-  std::vector<std::shared_ptr<LoadedModel>> models;
-  std::vector<std::filesystem::path> dirs;
-  std::vector<PluginStatus> broken;  // model libraries that failed to load
-};
-
 // A device built by a model plugin, with the library that holds its code.
 struct DeviceHandle {
   std::shared_ptr<LoadedModel> model;  // declared first: destroyed after the device

@@ -24,6 +24,7 @@
 
 #include <sys/utsname.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <fstream>
@@ -187,6 +188,20 @@ namespace {
 constexpr std::uint32_t kMaxSubleaves = 64;
 constexpr std::uint32_t kMaxBasicLeaf = 0xFF;
 constexpr std::uint32_t kMaxExtLeaf = kExtBase + 0xFF;
+constexpr std::uint32_t kHypervisorBase = 0x40000000, kHypervisorTiming = 0x40000010;
+
+// The leaves a native reading holds. In a virtual machine each CPUID instruction traps to the
+// hypervisor (about 6 us on the project's guests: the whole table, 65 instructions there, took
+// 0.4 ms of every pmc command), so not every leaf, but those CpuInfo decodes and the library and
+// the in-tree backends and models read at every Hal::open: 0 and 1 (vendor, signature,
+// features), 7 (features, hybrid), 0AH and 23H (architectural perfmon), 15H and 16H (the TSC
+// rate), 1AH (hybrid core type); 80000001H (AMD perfmon features), 80000002H-80000004H (brand),
+// 80000022H (PerfMonV2); and the hypervisor's 40000000H and 40000010H. Others are read when asked
+// for (read_native_leaf): the cache leaves 2, 4, 80000005H, 80000006H and 8000001DH by
+// emulation (cache_hierarchy), a leaf a backend's probe table names by Hal::open. A CPUID dump
+// keeps every leaf it has.
+constexpr std::uint32_t kNativeLeaves[] = {0x00, 0x01, 0x07, 0x0A, 0x15, 0x16, 0x1A, 0x23};
+constexpr std::uint32_t kNativeExtLeaves[] = {0x80000001, 0x80000002, 0x80000003, 0x80000004, 0x80000022};
 
 CpuidRegs native_cpuid(std::uint32_t leaf, std::uint32_t subleaf) {
   unsigned a = 0, b = 0, c = 0, d = 0;
@@ -280,12 +295,22 @@ CpuInfo read_native_cpu() {
   // 0 also means "no CPUID instruction" on old i386 (__get_cpuid_max checks the ID flag); a
   // CPU whose leaf 0 says 0 has no leaf 1 to decode either.
   if (max_leaf == 0) throw Error(errc::not_supported, "native: CPUID is unavailable or reports no leaf 1");
-  for (std::uint32_t leaf = 0; leaf <= max_leaf && leaf <= kMaxBasicLeaf; ++leaf) read_leaf(t, leaf);
+  for (std::uint32_t leaf : kNativeLeaves)
+    if (leaf <= max_leaf) read_leaf(t, leaf);
 
   const CpuidRegs ext0 = native_cpuid(kExtBase, 0);
   t.set(kExtBase, 0, ext0);
   if ((ext0.eax & 0xFFFF0000u) == kExtBase) {
-    for (std::uint32_t leaf = kExtBase + 1; leaf <= ext0.eax && leaf <= kMaxExtLeaf; ++leaf) read_leaf(t, leaf);
+    for (std::uint32_t leaf : kNativeExtLeaves)
+      if (leaf <= ext0.eax && leaf <= kMaxExtLeaf) read_leaf(t, leaf);
+  }
+  // Under a hypervisor (CPUID.1:ECX[31]), its range 40000000H: the vendor leaf and, where the
+  // vendor leaf reaches it, the timing leaf 40000010H (the TSC rate, tsc.cpp).
+  if (const auto l1 = t.get(1); l1 && bit(l1->ecx, 31)) {
+    const CpuidRegs h0 = native_cpuid(kHypervisorBase, 0);
+    t.set(kHypervisorBase, 0, h0);
+    if (h0.eax >= kHypervisorTiming && h0.eax <= kHypervisorBase + 0xFF)
+      t.set(kHypervisorTiming, 0, native_cpuid(kHypervisorTiming, 0));
   }
   return decode_cpuid(std::move(t), "native");
 #elif defined(__aarch64__)
@@ -538,5 +563,34 @@ std::string describe(const CpuInfo& cpu) {
   if (!cpu.brand.empty()) out += fmt::format(" ({})", cpu.brand);
   return out;
 }
+
+namespace detail {
+
+namespace {
+std::atomic<bool> g_native_read{false};
+}
+
+const CpuInfo& native_cpu() {
+  static const CpuInfo cpu = read_native_cpu();
+  g_native_read.store(true, std::memory_order_release);
+  return cpu;
+}
+
+bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }
+
+void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
+#if PMC_HAVE_CPUID
+  if (cpu.isa != Isa::x86 || cpu.source != "native" || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
+  const bool extended = leaf >= kExtBase;
+  if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
+  read_leaf(cpu.raw, leaf);
+#else
+  (void)cpu;
+  (void)leaf;
+  (void)subleaf;
+#endif
+}
+
+}  // namespace detail
 
 }  // namespace pmc

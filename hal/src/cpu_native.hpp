@@ -12,6 +12,20 @@
 
 namespace pmc::detail {
 
+// This machine's CPU, read once per process (read_native_cpu): the answers do not change, and in
+// a virtual machine every CPUID instruction traps to the hypervisor (about 6 us each on the
+// project's KVM guests, 65 of them for a whole table: docs/performance.md). Everything in the
+// library that needs a native leaf asks this table rather than executing CPUID again. Throws
+// what read_native_cpu() throws (and tries again at the next call).
+const CpuInfo& native_cpu();
+// Whether native_cpu() has been read already (so that asking costs nothing).
+bool native_cpu_read();
+// A native reading holds the leaves the library decodes and reads (cpu.cpp, kNativeLeaves), not
+// every one: this reads `leaf` (with the subleaves it defines) into `cpu` when the CPU is this
+// machine's, the leaf exists, and the reading lacks it (Hal::open: the leaves a backend's probe
+// table names). Nothing for a CPUID dump or off x86.
+void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf);
+
 // MIDR_EL1 rebuilt from the first processor's "CPU implementer", "CPU variant", "CPU part" and
 // "CPU revision" lines of Linux's /proc/cpuinfo on arm64 (Architecture = 0xF); nullopt when the
 // implementer or the part is missing.

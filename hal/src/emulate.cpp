@@ -10,6 +10,8 @@
 //   5. count_emulated(): each event alone on the model, line by line.
 #include <pmc/emulate.hpp>
 
+#include "cpu_native.hpp"
+
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
@@ -500,7 +502,15 @@ CacheHierarchy default_cache_hierarchy() {
   return h;
 }
 
-CacheHierarchy cache_hierarchy(const CpuInfo& cpu) {
+CacheHierarchy cache_hierarchy(const CpuInfo& given) {
+  // A native reading holds the cache leaves only when asked for (cpu.cpp, kNativeLeaves).
+  CpuInfo native;
+  const bool fill = given.isa == Isa::x86 && given.source == "native";
+  if (fill) {
+    native = given;
+    for (std::uint32_t leaf : {0x02u, 0x04u, 0x80000005u, 0x80000006u, 0x8000001Du}) detail::read_native_leaf(native, leaf, 0);
+  }
+  const CpuInfo& cpu = fill ? native : given;
   if (cpu.isa == Isa::x86) {
     if (cpu.max_leaf >= 4)
       if (auto h = from_levels(deterministic_leaf(cpu.raw, 4), "CPUID leaf 4")) return *h;

@@ -1,5 +1,6 @@
 #include "access.hpp"
 #include "context.hpp"
+#include "cpu_native.hpp"
 #include "plugins.hpp"
 #include "root_safety.hpp"
 #include "session_impl.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 
 namespace pmc {
 
@@ -30,6 +32,7 @@ DeviceHandle Context::make_device() const {
                                                  "its PMU cannot be simulated",
                                                  pmu.name));
   std::shared_ptr<LoadedModel> model;
+  if (models) models->load_deferred();
   if (models)
     for (const auto& m : models->models)
       if (m->name == name) model = m;
@@ -69,6 +72,7 @@ class HalImpl {
   Config config;
   CpuInfo cpu;
   std::vector<PluginLoad> plugins;
+  std::once_flag statuses_once;  // the statuses are made at the first Hal::plugins()
   std::vector<PluginStatus> statuses;
   std::vector<Candidate> candidates;
   std::string why;
@@ -98,14 +102,6 @@ std::filesystem::path data_file(const std::string& name, const std::filesystem::
                                            beside.string(), installed.string()));
 }
 
-// This machine's CPU, read once per process: the answers do not change, and in a virtual
-// machine every CPUID instruction traps to the hypervisor (the 77 leaves of a Zen 4 KVM guest
-// take 0.3 ms, docs/performance.md).
-const CpuInfo& native_cpu() {
-  static const CpuInfo cpu = read_native_cpu();
-  return cpu;
-}
-
 // One loaded backend with its data, probed.
 struct Probed {
   const detail::PluginLoad* load = nullptr;
@@ -120,19 +116,15 @@ Hal Hal::open(const Config& config) {
   const detail::RootCheckScope root_checks;  // each directory above the files read is checked once
   auto impl = std::make_unique<detail::HalImpl>();
   impl->config = config;
-  impl->cpu = config.cpu == "native" ? native_cpu() : load_cpu_file(resolve_data(config.cpu, DataKind::cpuid_dump));
+  impl->cpu = config.cpu == "native" ? detail::native_cpu()
+                                     : load_cpu_file(resolve_data(config.cpu, DataKind::cpuid_dump));
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
   dirs.push_back(default_paths().plugins);
   impl->plugins = detail::load_plugins(dirs);
   impl->models = std::make_shared<detail::ModelRegistry>();
   impl->models->dirs = dirs;
-  for (const auto& p : impl->plugins) {
-    impl->statuses.push_back(p.status);
-    if (p.model_status) impl->statuses.push_back(*p.model_status);
-    if (p.model) impl->models->models.push_back(p.model);
-    if (!p.backend && !p.model && p.status.error.size()) impl->models->broken.push_back(p.status);
-  }
+  for (const auto& p : impl->plugins) impl->models->add(p);
 
   // Each backend's data (probe table, [pmu]) and its verdict on this CPU.
   std::vector<Probed> probed;
@@ -153,6 +145,10 @@ Hal Hal::open(const Config& config) {
       c.match = Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}};
     }
     if (b.data_error.empty()) {
+      // The native reading has the leaves the library reads; a probe table may name others.
+      for (const ProbeRule& r : b.catalog.pmu().probe)
+        for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
+          for (const CpuidField& f : *fields) detail::read_native_leaf(impl->cpu, f.leaf, f.subleaf);
       try {
         c.match = p.backend->backend->probe(impl->cpu, b.catalog);
       } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
@@ -239,7 +235,19 @@ Hal::~Hal() = default;
 
 const Config& Hal::config() const { return impl_->config; }
 const CpuInfo& Hal::cpu() const { return impl_->cpu; }
-const std::vector<PluginStatus>& Hal::plugins() const { return impl_->statuses; }
+const std::vector<PluginStatus>& Hal::plugins() const {
+  detail::HalImpl& impl = *impl_;
+  std::call_once(impl.statuses_once, [&impl] {
+    impl.models->load_deferred();  // every library's status is asked for: load the model-only ones
+    std::size_t next_deferred = 0;
+    for (const auto& p : impl.plugins) {
+      const detail::PluginLoad& load = p.deferred ? impl.models->deferred_loads.at(next_deferred++) : p;
+      impl.statuses.push_back(load.status);
+      if (load.model_status) impl.statuses.push_back(*load.model_status);
+    }
+  });
+  return impl.statuses;
+}
 const std::vector<Candidate>& Hal::candidates() const { return impl_->candidates; }
 const BackendInfo* Hal::backend() const { return impl_->ctx ? &impl_->info : nullptr; }
 const std::string& Hal::why() const { return impl_->why; }

@@ -1,5 +1,7 @@
 #include "perf_event.hpp"
 
+#include "cpu_native.hpp"
+
 #include "text.hpp"
 
 #include <pmc/cpu.hpp>
@@ -137,7 +139,7 @@ PerfFacts perf_facts(const AccessOptions& options) {
   if (in >> v) f.paranoid = v;
   f.pmu = find_perf_pmu(options.sysfs_root);
   try {
-    CpuInfo cpu = read_native_cpu();
+    const CpuInfo& cpu = native_cpu();
     f.arch_perfmon_version = cpu.arch.version;
     if (auto l1 = cpu.raw.get(1)) f.hypervisor = (l1->ecx >> 31) & 1;
   } catch (const Error&) {  // not x86: no CPUID facts to quote

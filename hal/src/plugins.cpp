@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <cstring>
 #include <mutex>
@@ -104,6 +105,44 @@ std::optional<std::string> check_elf(int fd, std::uint64_t size, const Head& hea
   return std::nullopt;
 }
 
+// Which plugin descriptors a library defines, read from its dynamic symbol table (the section
+// headers' SHT_DYNSYM and the string table it links) without loading it. nullopt when the table
+// cannot be found or read (no section headers, sizes out of bounds): the caller then loads the
+// library to find out.
+template <class Ehdr, class Shdr, class Sym>
+std::optional<Exports> scan_exports(int fd, std::uint64_t size, const Head& head) {
+  Ehdr h{};
+  if (!head.read(fd, &h, sizeof h, 0) || h.e_shoff == 0 || h.e_shentsize != sizeof(Shdr) || h.e_shnum == 0 ||
+      h.e_shnum > 4096)
+    return std::nullopt;
+  std::vector<Shdr> sections(h.e_shnum);
+  if (!read_at(fd, sections.data(), sections.size() * sizeof(Shdr), h.e_shoff)) return std::nullopt;
+  constexpr std::uint64_t kLimit = 16u << 20;  // no plugin's dynamic symbols come near this
+  auto fits = [&](const Shdr& s) {
+    return s.sh_size <= kLimit && s.sh_offset <= size && s.sh_size <= size - s.sh_offset;
+  };
+  for (const Shdr& sym : sections) {
+    if (sym.sh_type != SHT_DYNSYM) continue;
+    if (sym.sh_link >= sections.size()) return std::nullopt;
+    const Shdr& str = sections[sym.sh_link];
+    if (str.sh_type != SHT_STRTAB || !fits(sym) || !fits(str) || sym.sh_entsize != sizeof(Sym)) return std::nullopt;
+    std::vector<Sym> symbols(sym.sh_size / sizeof(Sym));
+    std::string names(str.sh_size, '\0');
+    if (!read_at(fd, symbols.data(), symbols.size() * sizeof(Sym), sym.sh_offset) ||
+        !read_at(fd, names.data(), names.size(), str.sh_offset))
+      return std::nullopt;
+    Exports out;
+    for (const Sym& s : symbols) {
+      if (s.st_shndx == SHN_UNDEF || s.st_name >= names.size()) continue;
+      const std::string_view name(names.c_str() + s.st_name);
+      if (name == PMC_BACKEND_SYMBOL) out.backend = true;
+      if (name == PMC_MODEL_SYMBOL) out.model = true;
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
 std::string mode_text(mode_t m) { return fmt::format("{:04o}", static_cast<unsigned>(m & 07777)); }
 
 }  // namespace
@@ -181,7 +220,9 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
   return std::nullopt;
 }
 
-std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file) {
+std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file) { return inspect_plugin_file(file, nullptr); }
+
+std::optional<std::string> inspect_plugin_file(const std::filesystem::path& file, std::optional<Exports>* exports) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0)
     return fmt::format("cannot be read: {}", std::strerror(errno));
@@ -215,8 +256,12 @@ std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file)
     return fmt::format("built for a {}-bit machine; this host is {}-bit", ident[EI_CLASS] == ELFCLASS64 ? 64 : 32,
                        sizeof(void*) * 8);
   if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB) return "malformed ELF file: unknown byte order";
-  return kHostClass == ELFCLASS64 ? check_elf<Elf64_Ehdr, Elf64_Phdr>(f.fd, size, head)
-                                  : check_elf<Elf32_Ehdr, Elf32_Phdr>(f.fd, size, head);
+  auto why = kHostClass == ELFCLASS64 ? check_elf<Elf64_Ehdr, Elf64_Phdr>(f.fd, size, head)
+                                      : check_elf<Elf32_Ehdr, Elf32_Phdr>(f.fd, size, head);
+  if (!why && exports && ident[EI_DATA] == (std::endian::native == std::endian::little ? ELFDATA2LSB : ELFDATA2MSB))
+    *exports = kHostClass == ELFCLASS64 ? scan_exports<Elf64_Ehdr, Elf64_Shdr, Elf64_Sym>(f.fd, size, head)
+                                        : scan_exports<Elf32_Ehdr, Elf32_Shdr, Elf32_Sym>(f.fd, size, head);
+  return why;
 }
 
 namespace {
@@ -249,17 +294,20 @@ std::optional<std::string> check_version(std::uint32_t abi, std::uint32_t size, 
 
 }  // namespace
 
-PluginLoad load_plugin(const std::filesystem::path& file) {
+namespace {
+
+PluginLoad failed_load(const std::filesystem::path& file, const std::string& message) {
   PluginLoad out;
   out.status.file = file;
-  auto fail = [&](const std::string& message) {
-    out.status.error = fmt::format("{}: {}", file.string(), message);
-    out.backend.reset();
-    out.model.reset();
-    out.model_status.reset();
-    return out;
-  };
-  if (auto why = unsafe_plugin_file(file)) return fail(*why);
+  out.status.error = fmt::format("{}: {}", file.string(), message);
+  return out;
+}
+
+// load_plugin() after its file checks.
+PluginLoad load_checked(const std::filesystem::path& file) {
+  PluginLoad out;
+  out.status.file = file;
+  auto fail = [&](const std::string& message) { return failed_load(file, message); };
 
   std::lock_guard<std::recursive_mutex> lock(load_mutex());
   std::shared_ptr<boost::dll::shared_library> library(new boost::dll::shared_library,
@@ -339,6 +387,54 @@ PluginLoad load_plugin(const std::filesystem::path& file) {
   return out;
 }
 
+// The load in `loads` whose model already has this name.
+const PluginLoad* shadowing_model(const std::vector<PluginLoad>& loads, const std::string& name) {
+  for (const auto& o : loads)
+    if (o.model && o.model->name == name) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+PluginLoad load_plugin(const std::filesystem::path& file) {
+  if (auto why = unsafe_plugin_file(file)) return failed_load(file, *why);
+  return load_checked(file);
+}
+
+void ModelRegistry::add(const PluginLoad& p) {
+  if (p.deferred) deferred.push_back(p.status.file);
+  else if (p.model) models.push_back(p.model);
+  else if (!p.backend && !p.status.error.empty()) broken.push_back(p.status);
+}
+
+void ModelRegistry::load_deferred() const {
+  std::call_once(deferred_once_, [this] {
+    for (const auto& file : deferred) {
+      PluginLoad p = load_plugin(file);  // checked again: the file may have changed since
+      if (p.backend) {  // not what its symbol table said: a model-only library that defines a backend
+        p = failed_load(file, "it defines a backend descriptor it did not export when the plugins were listed");
+      }
+      if (p.model) {
+        for (const auto& m : models)
+          if (m->name == p.model->name) {
+            p.status.error = fmt::format("{}: model '{}' is already loaded from {}; this copy is ignored",
+                                         file.string(), p.model->name, m->file);
+            p.status.name.clear();
+            p.model.reset();
+            break;
+          }
+      }
+      if (p.model) {
+        models.push_back(p.model);
+      } else if (!p.status.error.empty()) {
+        p.status.kind = PluginKind::model;  // what its symbol table said it is
+        broken.push_back(p.status);
+      }
+      deferred_loads.push_back(std::move(p));
+    }
+  });
+}
+
 std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs) {
   namespace fs = std::filesystem;
   std::vector<PluginLoad> out;
@@ -379,23 +475,36 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
     }
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
-      PluginLoad p = load_plugin(f);
-      auto shadowed = [&](PluginKind kind, const std::string& name) -> const PluginLoad* {
-        for (const auto& o : out) {
-          if (kind == PluginKind::backend && o.backend && o.backend->name == name) return &o;
-          if (kind == PluginKind::model && o.model && o.model->name == name) return &o;
-        }
+      // A library that defines only a device model is loaded when a model is first needed
+      // (ModelRegistry::load_deferred): counting on real hardware needs none.
+      std::optional<Exports> exports;
+      if (auto why = inspect_plugin_file(f, &exports)) {
+        out.push_back(failed_load(f, *why));
+        continue;
+      }
+      if (exports && exports->model && !exports->backend) {
+        PluginLoad p;
+        p.status.file = f;
+        p.status.kind = PluginKind::model;
+        p.deferred = true;
+        out.push_back(std::move(p));
+        continue;
+      }
+      PluginLoad p = load_checked(f);
+      auto shadowed_backend = [&](const std::string& name) -> const PluginLoad* {
+        for (const auto& o : out)
+          if (o.backend && o.backend->name == name) return &o;
         return nullptr;
       };
       if (p.backend)
-        if (const PluginLoad* same = shadowed(PluginKind::backend, p.backend->name)) {
+        if (const PluginLoad* same = shadowed_backend(p.backend->name)) {
           p.status.error = fmt::format("{}: backend '{}' is already loaded from {}; this copy is ignored", f.string(),
                                        p.backend->name, same->backend->file);
           p.status.name.clear();
           p.backend.reset();
         }
       if (p.model)
-        if (const PluginLoad* same = shadowed(PluginKind::model, p.model->name)) {
+        if (const PluginLoad* same = shadowing_model(out, p.model->name)) {
           PluginStatus& s = p.model_status ? *p.model_status : p.status;
           s.error = fmt::format("{}: model '{}' is already loaded from {}; this copy is ignored", f.string(),
                                 p.model->name, same->model->file);

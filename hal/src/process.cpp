@@ -1,12 +1,17 @@
 // Running a command to count it (pmc/process.hpp). Between fork and exec the child calls only
 // async-signal-safe functions, so an embedder's threads cannot deadlock it.
+#include "child.hpp"
+#include "root_safety.hpp"
+
 #include <pmc/error.hpp>
+#include <pmc/hal.hpp>
 #include <pmc/process.hpp>
 
 #include <fmt/format.h>
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -115,7 +120,93 @@ std::filesystem::path find_executable(std::string_view name) {
   cannot_run(name, errc::not_found, "No such file or directory (not found in $PATH)");
 }
 
+namespace detail {
+
+std::filesystem::path child_helper() {
+  const std::filesystem::path helper = default_paths().plugins.parent_path() / "pmc-child";
+  struct stat st {};
+  if (::stat(helper.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(helper.c_str(), X_OK) != 0) return {};
+  if (unsafe_for_root(helper)) return {};  // as root, only a file nobody else may replace
+  return helper;
+}
+
+}  // namespace detail
+
+namespace {
+
+// posix_spawn of the helper (hal/helper/pmc_child.c) with `args` after its path, descriptor
+// `keep` (and `keep2`, when not -1) made inheritable in the child alone (a posix_spawn dup2 of a
+// descriptor onto itself clears its close-on-exec flag there). Returns the pid, or -1 with errno.
+pid_t spawn_helper(const std::string& helper, const std::vector<std::string>& args, int keep, int keep2,
+                   const posix_spawnattr_t& attr) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(helper.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  if (int err = posix_spawn_file_actions_init(&actions)) {
+    errno = err;
+    return -1;
+  }
+  int err = posix_spawn_file_actions_adddup2(&actions, keep, keep);
+  if (!err && keep2 >= 0) err = posix_spawn_file_actions_adddup2(&actions, keep2, keep2);
+  pid_t pid = -1;
+  if (!err) err = posix_spawn(&pid, helper.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err) {
+    errno = err;
+    return -1;
+  }
+  return pid;
+}
+
+// The command's process through the helper: in a process group of its own, with the signal mask
+// `mask`, waiting on `go` to execute `exe`. -1 with errno when the helper could not be started.
+pid_t spawn_command(const std::string& helper, int go, int failed, const std::string& exe,
+                    const std::vector<std::string>& argv_in, const sigset_t& mask) {
+  std::vector<std::string> args{"exec", std::to_string(go), std::to_string(failed), exe};
+  args.insert(args.end(), argv_in.begin(), argv_in.end());
+  posix_spawnattr_t attr;
+  if (int err = posix_spawnattr_init(&attr)) {
+    errno = err;
+    return -1;
+  }
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  const pid_t pid = spawn_helper(helper, args, go, failed, attr);
+  const int err = errno;
+  posix_spawnattr_destroy(&attr);
+  errno = err;
+  return pid;
+}
+
+// The watchdog through the helper: a session of its own, nothing blocked, reading `watch`.
+pid_t spawn_watchdog(const std::string& helper, int watch, pid_t group) {
+  posix_spawnattr_t attr;
+  if (int err = posix_spawnattr_init(&attr)) {
+    errno = err;
+    return -1;
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigmask(&attr, &none);
+  const pid_t pid = spawn_helper(helper, {"watch", std::to_string(watch), std::to_string(group)}, watch, -1, attr);
+  const int err = errno;
+  posix_spawnattr_destroy(&attr);
+  errno = err;
+  return pid;
+}
+
+}  // namespace
+
 ChildResult run_child(const std::vector<std::string>& argv_in, const ChildOptions& options) {
+  return detail::run_child(argv_in, options, detail::child_helper());
+}
+
+ChildResult detail::run_child(const std::vector<std::string>& argv_in, const ChildOptions& options,
+                              const std::filesystem::path& helper_file) {
   if (argv_in.empty()) throw Error(errc::invalid_argument, "no command to run");
   std::lock_guard<std::mutex> lock(g_run_mutex);
   const std::filesystem::path exe = find_executable(argv_in[0]);
@@ -141,7 +232,12 @@ ChildResult run_child(const std::vector<std::string>& argv_in, const ChildOption
   const bool terminal = ::isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   std::fflush(stdout);
   std::fflush(stderr);
-  const pid_t pid = fork();
+  // With the helper, no copy of this process is made (posix_spawn); without it (not installed,
+  // or it could not be started), a fork whose child waits and executes the command itself.
+  const std::string helper = helper_file.string();
+  pid_t pid = helper.empty() ? -1 : spawn_command(helper, go[0], failed[1], exe_path, argv_in, previous);
+  const bool spawned = pid > 0;
+  if (!spawned) pid = fork();
   if (pid < 0) {
     const int err = errno;
     sigprocmask(SIG_SETMASK, &previous, nullptr);
@@ -172,7 +268,8 @@ ChildResult run_child(const std::vector<std::string>& argv_in, const ChildOption
   int watch[2] = {-1, -1};
   pid_t watchdog = -1;
   if (pipe2(watch, O_CLOEXEC) == 0) {
-    watchdog = fork();
+    if (spawned) watchdog = spawn_watchdog(helper, watch[0], pid);
+    if (watchdog < 0) watchdog = fork();
     if (watchdog == 0) {
       ::setsid();  // no terminal signals reach it
       struct sigaction ignore {};

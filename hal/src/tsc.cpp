@@ -1,5 +1,7 @@
 #include "tsc.hpp"
 
+#include "cpu_native.hpp"
+
 #include <pmc/error.hpp>
 
 #include <fmt/format.h>
@@ -32,8 +34,12 @@ namespace detail {
 
 bool tsc_available(std::string* why_not) {
 #if PMC_HAVE_TSC
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d) || !(d & (1u << 4))) {
+  std::optional<CpuidRegs> leaf1;
+  try {
+    leaf1 = native_cpu().raw.get(1);
+  } catch (const Error&) {  // no CPUID instruction at all
+  }
+  if (!leaf1 || !(leaf1->edx & (1u << 4))) {
     if (why_not) *why_not = "this CPU has no time-stamp counter (CPUID.1:EDX[4] clear)";
     return false;
   }
@@ -249,10 +255,15 @@ std::optional<TscFrequency> from_cpuinfo() {
 }
 
 std::optional<TscFrequency> from_kernel() {
+  // Any event's page carries the conversion. A disabled task-clock event, not the dummy event:
+  // the dummy is one of the software events whose first opening (and last closing) in the whole
+  // system makes the kernel patch its code with a static key, IPIs to every CPU (about 0.1 ms
+  // each way on the project's guests); the clock events have no static key.
   perf_event_attr attr{};
   attr.size = sizeof attr;
   attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.disabled = 1;
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -279,46 +290,6 @@ std::optional<TscFrequency> from_kernel() {
   }
   ::close(static_cast<int>(fd));
   return out;
-}
-
-}  // namespace
-
-// Leaves 0, 15H and 16H of this CPU: three CPUID instructions (in a virtual machine each one
-// traps to the hypervisor, so not the whole table read_native_cpu() reads).
-CpuidTable native_tsc_leaves() {
-  CpuidTable t;
-#if PMC_HAVE_TSC
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  __cpuid(0, a, b, c, d);
-  t.set(0, 0, CpuidRegs{a, b, c, d});
-  const unsigned max_leaf = a;
-  for (unsigned leaf : {0x15u, 0x16u})
-    if (max_leaf >= leaf) {
-      __cpuid_count(leaf, 0, a, b, c, d);
-      t.set(leaf, 0, CpuidRegs{a, b, c, d});
-    }
-#endif
-  return t;
-}
-
-namespace {
-
-// The hypervisor's timing leaf, when CPUID.1:ECX[31] says there is a hypervisor.
-std::optional<TscFrequency> from_hypervisor() {
-#if PMC_HAVE_TSC
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 31))) return std::nullopt;
-  CpuidTable t;
-  __cpuid(0x40000000, a, b, c, d);
-  t.set(0x40000000, 0, CpuidRegs{a, b, c, d});
-  if (a >= 0x40000010 && a <= 0x400000FF) {
-    __cpuid(0x40000010, a, b, c, d);
-    t.set(0x40000010, 0, CpuidRegs{a, b, c, d});
-  }
-  return tsc_frequency_from_hypervisor(t);
-#else
-  return std::nullopt;
-#endif
 }
 
 }  // namespace
@@ -384,11 +355,13 @@ TscFrequency tsc_frequency() {
       result.method = why;
       return;
     }
-    if (auto f = detail::tsc_frequency_from_cpuid(detail::native_tsc_leaves())) {
+    // tsc_available() read the native CPU: its leaves 15H, 16H and the hypervisor's.
+    const CpuidTable& cpuid = detail::native_cpu().raw;
+    if (auto f = detail::tsc_frequency_from_cpuid(cpuid)) {
       result = *f;
       return;
     }
-    if (auto f = detail::from_hypervisor()) {
+    if (auto f = detail::tsc_frequency_from_hypervisor(cpuid)) {
       result = *f;
       return;
     }

@@ -26,9 +26,6 @@ bool tsc_available(std::string* why_not = nullptr);
 // RDTSC. Only after tsc_available().
 std::uint64_t read_tsc();
 
-// This CPU's leaves 0, 15H and 16H (empty where there is no CPUID).
-CpuidTable native_tsc_leaves();
-
 // The rate CPUID leaf 15H (TSC/crystal ratio, crystal clock) or 16H (base MHz) states, or
 // nullopt when neither enumerates it. Pure: reads the table only.
 std::optional<TscFrequency> tsc_frequency_from_cpuid(const CpuidTable& cpuid);

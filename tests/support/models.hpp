@@ -23,14 +23,12 @@
 
 namespace pmc_test {
 
-// The model plugins in PMC_PLUGIN_DIR, registered as Hal::open registers them.
+// The model plugins in PMC_PLUGIN_DIR, registered as Hal::open registers them, and loaded.
 inline std::shared_ptr<const pmc::detail::ModelRegistry> installed_models() {
   auto registry = std::make_shared<pmc::detail::ModelRegistry>();
   registry->dirs = {std::filesystem::path(PMC_PLUGIN_DIR)};
-  for (auto& p : pmc::detail::load_plugins(registry->dirs)) {
-    if (p.model) registry->models.push_back(p.model);
-    else if (!p.backend && !p.status.error.empty()) registry->broken.push_back(p.status);
-  }
+  for (auto& p : pmc::detail::load_plugins(registry->dirs)) registry->add(p);
+  registry->load_deferred();
   return registry;
 }
 

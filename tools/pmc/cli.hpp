@@ -111,10 +111,11 @@ int cmd_stat(const Options& o);
 int cmd_profile(const Options& o);
 int cmd_export(const Options& o);
 
-// options.cpp: the stat, profile and export subcommands' options.
-CLI::App* add_stat(CLI::App& app, Options& o);
-CLI::App* add_profile(CLI::App& app, Options& o);
-CLI::App* add_export(CLI::App& app, Options& o);
+// options.cpp: the stat, profile and export subcommands, with their options unless `options` is
+// false (another subcommand runs: the name and description are enough for 'pmc --help').
+CLI::App* add_stat(CLI::App& app, Options& o, bool options = true);
+CLI::App* add_profile(CLI::App& app, Options& o, bool options = true);
+CLI::App* add_export(CLI::App& app, Options& o, bool options = true);
 // The common options of a subcommand that opens a Hal (--cpuid-dump, --backend, --access, --json).
 void add_cpu_options(CLI::App* sub, Options& o);
 // Where a command begins in argv (stat, profile): at the first word after the subcommand that is

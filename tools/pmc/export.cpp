@@ -5,11 +5,11 @@
 // event, CPU and backend (docs/fleet.md).
 #include "stat.hpp"
 
-#include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
-#include <prometheus/metric_family.h>
-#include <prometheus/text_serializer.h>
+#include "exposition.hpp"
 
+#include <pmc/hal.hpp>
+
+#include <dlfcn.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,8 +19,6 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <mutex>
-#include <sstream>
 
 namespace pmc_cli {
 
@@ -29,23 +27,6 @@ namespace {
 volatile std::sig_atomic_t g_export_stop = 0;
 extern "C" void on_export_signal(int) { g_export_stop = 1; }
 
-// What the HTTP server hands out: the families of the last reading (one mutex, swapped whole).
-class Snapshot final : public prometheus::Collectable {
- public:
-  std::vector<prometheus::MetricFamily> Collect() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return families_;
-  }
-  void set(std::vector<prometheus::MetricFamily> f) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    families_ = std::move(f);
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<prometheus::MetricFamily> families_;
-};
-
 // "IPC" -> "ipc", "L2_MISS_RATE" -> "l2_miss_rate": a metric name Prometheus accepts.
 std::string prometheus_name(std::string_view name) {
   std::string out;
@@ -53,65 +34,46 @@ std::string prometheus_name(std::string_view name) {
   return out;
 }
 
-prometheus::ClientMetric sample(double value, const std::vector<std::pair<std::string, std::string>>& labels,
-                                prometheus::MetricType type) {
-  prometheus::ClientMetric m;
-  for (const auto& [k, v] : labels) m.label.push_back({k, v});
-  if (type == prometheus::MetricType::Counter)
-    m.counter.value = value;
-  else
-    m.gauge.value = value;
-  return m;
-}
-
-std::vector<prometheus::MetricFamily> families(const pmc::Hal& hal, const std::vector<Row>& rows,
-                                               const std::vector<MetricRow>& metrics) {
-  using prometheus::MetricType;
+std::vector<ExpoFamily> families(const pmc::Hal& hal, const std::vector<Row>& rows, const std::vector<MetricRow>& metrics) {
+  using Labels = std::vector<std::pair<std::string, std::string>>;
   const std::string backend = hal.backend() ? hal.backend()->name : "none";
-  prometheus::MetricFamily counts{"pmc_events_total", "Events counted since pmc export started (scaled when multiplexed)",
-                                  MetricType::Counter, {}};
-  prometheus::MetricFamily seconds{"pmc_event_seconds_total",
-                                   "Clock events (task-clock, cpu-clock) counted since pmc export started, in seconds",
-                                   MetricType::Counter, {}};
-  prometheus::MetricFamily enabled{"pmc_event_enabled_seconds_total", "Time each event was enabled, in seconds",
-                                   MetricType::Counter, {}};
-  prometheus::MetricFamily running{"pmc_event_running_seconds_total",
-                                   "Time each event was on a counter, in seconds (below enabled: multiplexed)",
-                                   MetricType::Counter, {}};
+  ExpoFamily counts{"pmc_events_total", "Events counted since pmc export started (scaled when multiplexed)", true, {}};
+  ExpoFamily seconds{"pmc_event_seconds_total",
+                     "Clock events (task-clock, cpu-clock) counted since pmc export started, in seconds", true, {}};
+  ExpoFamily enabled{"pmc_event_enabled_seconds_total", "Time each event was enabled, in seconds", true, {}};
+  ExpoFamily running{"pmc_event_running_seconds_total",
+                     "Time each event was on a counter, in seconds (below enabled: multiplexed)", true, {}};
   for (const Row& r : rows) {
     if (!r.reading) continue;
-    std::vector<std::pair<std::string, std::string>> labels{{"event", r.event},
-                                                            {"backend", r.reading->hal ? "hal" : backend}};
+    Labels labels{{"event", r.event}, {"backend", r.reading->hal ? "hal" : backend}};
     if (r.cpu >= 0) labels.emplace_back("cpu", std::to_string(r.cpu));
     const double v = static_cast<double>(r.reading->value);
     if (r.reading->unit == "ns")
-      seconds.metric.push_back(sample(v / 1e9, labels, MetricType::Counter));
+      seconds.samples.push_back({labels, v / 1e9});
     else
-      counts.metric.push_back(sample(v, labels, MetricType::Counter));
-    enabled.metric.push_back(sample(static_cast<double>(r.reading->time_enabled) / 1e9, labels, MetricType::Counter));
-    running.metric.push_back(sample(static_cast<double>(r.reading->time_running) / 1e9, labels, MetricType::Counter));
+      counts.samples.push_back({labels, v});
+    enabled.samples.push_back({labels, static_cast<double>(r.reading->time_enabled) / 1e9});
+    running.samples.push_back({labels, static_cast<double>(r.reading->time_running) / 1e9});
   }
-  std::vector<prometheus::MetricFamily> out;
+  std::vector<ExpoFamily> out;
   for (auto* f : {&counts, &seconds, &enabled, &running})
-    if (!f->metric.empty()) out.push_back(std::move(*f));
-  std::vector<prometheus::MetricFamily> derived;
+    if (!f->samples.empty()) out.push_back(std::move(*f));
+  std::vector<ExpoFamily> derived;
   for (const MetricRow& m : metrics) {
     if (!m.value.value) continue;
     const std::string name = "pmc_metric_" + prometheus_name(m.def->name);
     auto it = std::find_if(derived.begin(), derived.end(), [&](const auto& f) { return f.name == name; });
     if (it == derived.end()) {
-      derived.push_back({name, fmt::format("{} ({}), over the last interval", m.def->description, m.def->unit),
-                         MetricType::Gauge, {}});
+      derived.push_back({name, fmt::format("{} ({}), over the last interval", m.def->description, m.def->unit), false, {}});
       it = derived.end() - 1;
     }
-    std::vector<std::pair<std::string, std::string>> labels{{"backend", backend}};
+    Labels labels{{"backend", backend}};
     if (m.cpu >= 0) labels.emplace_back("cpu", std::to_string(m.cpu));
-    it->metric.push_back(sample(*m.value.value, labels, MetricType::Gauge));
+    it->samples.push_back({labels, *m.value.value});
   }
   out.insert(out.end(), derived.begin(), derived.end());
-  out.push_back({"pmc_export_info", "The pmc export process: its backend and access method", MetricType::Gauge,
-                 {sample(1, {{"backend", backend}, {"access", hal.backend() ? hal.access() : "none"}, {"version", PMC_VERSION}},
-                         MetricType::Gauge)}});
+  out.push_back({"pmc_export_info", "The pmc export process: its backend and access method", false,
+                 {{{{"backend", backend}, {"access", hal.backend() ? hal.access() : "none"}, {"version", PMC_VERSION}}, 1}}});
   return out;
 }
 
@@ -146,6 +108,35 @@ std::string civetweb_address(const std::string& listen) {
 
 }  // namespace
 
+Exposition::Exposition() {
+  // Beside the plugin directory, in the tree pmc and libpmchal come from (trusted as they are).
+  const std::string file = (pmc::default_paths().plugins.parent_path() / "libpmc-prometheus.so").string();
+  dlerror();
+  void* lib = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* why = dlerror();
+    throw pmc::Error(pmc::errc::plugin, fmt::format("pmc export needs {}: {}", file, why ? why : "cannot be loaded"));
+  }
+  text_ = reinterpret_cast<ExpoTextFn>(::dlsym(lib, kExpoTextSymbol));
+  serve_ = reinterpret_cast<ExpoServeFn>(::dlsym(lib, kExpoServeSymbol));
+  if (!text_ || !serve_)
+    throw pmc::Error(pmc::errc::plugin,
+                     fmt::format("{}: not pmc's Prometheus module (no {} or {})", file, kExpoTextSymbol, kExpoServeSymbol));
+}
+
+std::string Exposition::text(const std::vector<ExpoFamily>& f) const {
+  std::string out, error;
+  if (!text_(f, &out, &error)) throw pmc::Error(pmc::errc::io, fmt::format("Prometheus text exposition: {}", error));
+  return out;
+}
+
+std::unique_ptr<ExpoServer> Exposition::serve(const std::string& address) const {
+  std::string error;
+  std::unique_ptr<ExpoServer> server(serve_(address, &error));
+  if (!server) throw pmc::Error(pmc::errc::io, error);
+  return server;
+}
+
 int cmd_export(const Options& o) {
   if (o.listen.empty() == o.textfile.empty()) {
     error_line("export needs one of --listen ADDR:PORT and --textfile FILE (see 'pmc export --help')");
@@ -160,17 +151,15 @@ int cmd_export(const Options& o) {
   Counters counters(hal, plan, scopes, !o.aggregate);
   for (const Row& r : counters.read())
     if (!r.reading) print_to(stderr, "pmc: not exporting {}: {}\n", r.event, r.reason);
-  auto snapshot = std::make_shared<Snapshot>();
-  std::unique_ptr<prometheus::Exposer> exposer;
+  const Exposition exposition;
+  std::unique_ptr<ExpoServer> server;
   if (!o.listen.empty()) {
+    const std::string address = civetweb_address(o.listen);
     try {
-      exposer = std::make_unique<prometheus::Exposer>(civetweb_address(o.listen), 2);
-    } catch (const pmc::Error&) {
-      throw;
-    } catch (const std::exception& e) {
+      server = exposition.serve(address);
+    } catch (const pmc::Error& e) {
       throw pmc::Error(pmc::errc::io, fmt::format("cannot listen on {}: {}", o.listen, e.what()));
     }
-    exposer->RegisterCollectable(snapshot);
   }
   struct sigaction sa {}, old_int {}, old_term {};
   sa.sa_handler = on_export_signal;
@@ -182,7 +171,7 @@ int cmd_export(const Options& o) {
   const auto started = std::chrono::steady_clock::now();
   counters.start();
   std::vector<Row> previous = counters.read();
-  snapshot->set(families(hal, previous, {}));  // a scrape before the first interval sees the events
+  if (server) server->publish(families(hal, previous, {}));  // a scrape before the first interval sees the events
   auto last = std::chrono::steady_clock::now();
   int status = 0;
   try {
@@ -198,13 +187,9 @@ int cmd_export(const Options& o) {
       const std::vector<Row> rows = counters.read();
       const double span = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
       const std::vector<MetricRow> metrics = evaluate(plan, difference(rows, previous), span);
-      std::vector<prometheus::MetricFamily> f = families(hal, rows, metrics);
-      if (!o.textfile.empty()) {
-        std::ostringstream text;
-        prometheus::TextSerializer().Serialize(text, f);
-        write_textfile(o.textfile, text.str());
-      }
-      snapshot->set(std::move(f));
+      std::vector<ExpoFamily> f = families(hal, rows, metrics);
+      if (!o.textfile.empty()) write_textfile(o.textfile, exposition.text(f));
+      if (server) server->publish(std::move(f));
       previous = rows;
       last = now;
       if (o.timeout_ms && now - started >= std::chrono::milliseconds(o.timeout_ms)) break;

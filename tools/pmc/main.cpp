@@ -23,26 +23,10 @@ int main(int argc, char** argv) {
   std::string config;
   app.add_option("--config", config, "config file (otherwise $PMC_CONFIG, $XDG_CONFIG_HOME/pmc/config.toml or ~/.config/pmc/config.toml, /etc/pmc/config.toml)");
 
-  app.set_version_flag("--version", fmt::format("pmc {} (pmchal)", PMC_VERSION), "the version of pmc and exit");
-  CLI::App* probe = app.add_subcommand("probe", "the CPU, the chosen backend and why");
-  add_cpu_options(probe, o);
-  CLI::App* list = app.add_subcommand(
-      "list", "the events of the chosen backend and the HAL events (tsc, software events) (pmc list [WORD...]), or "
-              "the metrics (--metrics)");
-  add_cpu_options(list, o);
-  list->add_option("WORD", o.filters,
-                   "show only the events whose name or one of whose aliases contains WORD, ignoring case; "
-                   "with several words, an event that matches any one of them is shown")
-      ->type_name("");
-  list->add_flag("--metrics", o.list_metrics, "the metrics and metric groups (pmc stat -M) instead of the events");
-  CLI::App* encode = app.add_subcommand("encode", "the register value each event would be programmed with");
-  add_cpu_options(encode, o);
-  encode->add_option("events", o.events, "event strings (EVENT[:UMASK...][:u][:k][:e=1][:i=1][:c=N])")->required();
-  CLI::App* stat = add_stat(app, o);
-  CLI::App* profile = add_profile(app, o);
-  CLI::App* exp = add_export(app, o);
-
+  // The subcommand, found before CLI11 parses: only its options are set up (making all of them
+  // cost every command 0.2 ms: docs/performance.md), the others by name for 'pmc --help'.
   // CLI11 reports a misspelt subcommand as "a subcommand is required"; name it instead.
+  std::string_view chosen;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "--config") {
@@ -59,8 +43,34 @@ int main(int argc, char** argv) {
           "unknown subcommand '{}' (expected probe, list, encode, stat, profile or export; see 'pmc --help')", arg));
       return 2;
     }
+    chosen = arg;
     break;
   }
+  auto full = [&](std::string_view name) { return chosen.empty() || chosen == name; };
+
+  app.set_version_flag("--version", fmt::format("pmc {} (pmchal)", PMC_VERSION), "the version of pmc and exit");
+  CLI::App* probe = app.add_subcommand("probe", "the CPU, the chosen backend and why");
+  if (full("probe")) add_cpu_options(probe, o);
+  CLI::App* list = app.add_subcommand(
+      "list", "the events of the chosen backend and the HAL events (tsc, software events) (pmc list [WORD...]), or "
+              "the metrics (--metrics)");
+  if (full("list")) {
+    add_cpu_options(list, o);
+    list->add_option("WORD", o.filters,
+                     "show only the events whose name or one of whose aliases contains WORD, ignoring case; "
+                     "with several words, an event that matches any one of them is shown")
+        ->type_name("");
+    list->add_flag("--metrics", o.list_metrics, "the metrics and metric groups (pmc stat -M) instead of the events");
+  }
+  CLI::App* encode = app.add_subcommand("encode", "the register value each event would be programmed with");
+  if (full("encode")) {
+    add_cpu_options(encode, o);
+    encode->add_option("events", o.events, "event strings (EVENT[:UMASK...][:u][:k][:e=1][:i=1][:c=N])")->required();
+  }
+  CLI::App* stat = add_stat(app, o, full("stat"));
+  CLI::App* profile = add_profile(app, o, full("profile"));
+  CLI::App* exp = add_export(app, o, full("export"));
+
   try {
     app.parse(split_command(argc, argv, app, o), argv);
   } catch (const CLI::CallForVersion& e) {

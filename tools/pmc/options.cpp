@@ -41,10 +41,11 @@ CLI::Validator positive(const char* what) {
 
 }  // namespace
 
-CLI::App* add_stat(CLI::App& app, Options& o) {
+CLI::App* add_stat(CLI::App& app, Options& o, bool options) {
   CLI::App* stat = app.add_subcommand(
       "stat", "count events of a command (pmc stat [OPTIONS] COMMAND [ARGS...]), of CPUs or processes until Ctrl-C, "
               "or of a simulated workload (--workload)");
+  if (!options) return stat;
   add_cpu_options(stat, o);
   stat->add_flag("-j", o.json, "JSON on stdout (or -o FILE), like --json; with -I one JSON object a line");
   stat->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as p6-demo (instead of a command)");
@@ -81,10 +82,11 @@ CLI::App* add_stat(CLI::App& app, Options& o) {
   return stat;
 }
 
-CLI::App* add_profile(CLI::App& app, Options& o) {
+CLI::App* add_profile(CLI::App& app, Options& o, bool options) {
   CLI::App* profile = app.add_subcommand(
       "profile", "where a command (pmc profile [-e EVENTS] COMMAND ARGS...) or a simulated workload spends its "
                  "samples: by execution level and by PC");
+  if (!options) return profile;
   add_cpu_options(profile, o);
   profile->add_option("--workload", o.workload,
                       "workload TOML file, or a bundled name such as alpha-profile (instead of a command)");
@@ -118,10 +120,11 @@ CLI::App* add_profile(CLI::App& app, Options& o) {
   return profile;
 }
 
-CLI::App* add_export(CLI::App& app, Options& o) {
+CLI::App* add_export(CLI::App& app, Options& o, bool options) {
   CLI::App* exp = app.add_subcommand(
       "export", "serve counts and metrics of every CPU to Prometheus (--listen ADDR:PORT) or write them for "
                 "node_exporter's textfile collector (--textfile FILE)");
+  if (!options) return exp;
   add_cpu_options(exp, o);
   exp->add_option("--listen", o.listen, "serve /metrics over HTTP on this address (127.0.0.1:9464, :9464)")
       ->type_name("ADDR:PORT");

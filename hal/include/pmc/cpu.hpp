@@ -104,7 +104,8 @@ struct CpuInfo {
   ArchPerfmon arch;             // zeros when leaf 0AH is absent
   AmdPerfmon amd;
   bool hybrid = false;          // CPUID 07H EDX[15]
-  CpuidTable raw;               // everything the source had, for backends that need more
+  CpuidTable raw;               // the raw answers, for backends that need more: a dump's every
+                                //   leaf; natively the leaves read_native_cpu() lists
   ArmId arm;                    // Isa::aarch64 only
   std::string source;           // "native" or the dump (or description) file path
 
@@ -115,7 +116,13 @@ struct CpuInfo {
 // Decodes a table of raw CPUID answers. Throws pmc::Error(parse) when leaf 0 or 1 is missing.
 PMC_API CpuInfo decode_cpuid(CpuidTable table, std::string source);
 
-// This CPU. On x86 it executes CPUID; on AArch64 Linux it reads /proc/cpuinfo (MIDR_EL1's fields)
+// This CPU. On x86 it executes CPUID for the leaves the library and the in-tree backends read
+// at every Hal::open (each one traps to the hypervisor in a virtual machine, so not all of them):
+// 0, 1, 7, 0AH, 15H, 16H, 1AH and 23H with their subleaves, 80000000H-80000004H, 80000022H, and
+// under a hypervisor 40000000H and 40000010H; Hal::open adds the leaves a backend's probe table
+// names, cache_hierarchy() the cache leaves. A backend's code that needs another leaf names it in
+// its probe table (docs/writing-a-backend.md).
+// On AArch64 Linux it reads /proc/cpuinfo (MIDR_EL1's fields)
 // and sysfs (the Arm PMU Linux registered; see ArmId::pmu_inferred); elsewhere it gives
 // Isa::other with the machine name (uname). It throws only where CPUID itself is missing (an
 // i386 without it).
