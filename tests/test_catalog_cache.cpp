@@ -13,6 +13,7 @@
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 #include <pmc/hal.hpp>
+#include <pmc/metrics.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -252,4 +253,87 @@ BOOST_AUTO_TEST_CASE(hal_open_through_the_cache_is_hal_open) {
   BOOST_TEST(!cache_files(tmp.path() / "cache").empty());
   // LS_DISPATCH (0x29) with LD_DISPATCH | STORE_DISPATCH (0x01 | 0x02), USR (bit 16).
   BOOST_TEST(config[0] == 0x10329u);
+}
+
+// The metric files go through the same cache: a second load of an unchanged file gives the same
+// metrics (formula, inputs, source position, flags) from the cache file; a changed file is read
+// again; a damaged cache file is ignored; an error in a file is reported at every load (nothing
+// is kept of a file that failed).
+BOOST_AUTO_TEST_CASE(metric_files_are_cached_too) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "m.toml";
+  const std::string text = R"(description = "two metrics"
+[[metric]]
+name = "IPC"
+default = true
+group = "basic"
+events = ["instructions", "cycles"]
+formula = "instructions / cycles"
+unit = "insn per cycle"
+description = "per cycle"
+
+[[metric]]
+name = "UTIL"
+events = ["t=task-clock"]
+formula = "t / duration_time"
+unit = "CPUs utilized"
+cpus = ["a", "b"]
+)";
+  spit(file, text);
+  CacheDir env(cache);
+  pmc::MetricCatalog first;
+  first.load(file);
+  BOOST_TEST(cache_files(cache).size() == 1u);
+  pmc::MetricCatalog second;
+  second.load(file);
+  BOOST_TEST(cache_files(cache).size() == 1u);
+  BOOST_REQUIRE_EQUAL(second.metrics().size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const pmc::MetricDef &a = first.metrics()[i], &b = second.metrics()[i];
+    BOOST_TEST(a.name == b.name);
+    BOOST_TEST(a.group == b.group);
+    BOOST_TEST(a.formula == b.formula);
+    BOOST_TEST(a.unit == b.unit);
+    BOOST_TEST(a.description == b.description);
+    BOOST_TEST(a.cpus == b.cpus);
+    BOOST_TEST(a.source.str() == b.source.str());
+    BOOST_TEST(a.by_default == b.by_default);
+    BOOST_TEST(a.uses_duration == b.uses_duration);
+    BOOST_REQUIRE_EQUAL(a.events.size(), b.events.size());
+    for (std::size_t k = 0; k < a.events.size(); ++k) {
+      BOOST_TEST(a.events[k].variable == b.events[k].variable);
+      BOOST_TEST(a.events[k].event == b.events[k].event);
+    }
+  }
+  BOOST_TEST(second.metrics()[1].uses_duration);
+  BOOST_TEST(second.metrics()[1].events[0].variable == "t");
+  BOOST_TEST(second.metrics()[1].source.line == 11u);  // where the second [[metric]] is
+  BOOST_TEST(second.find("ipc")->by_default);
+
+  // A damaged cache file: the TOML is read instead.
+  for (const auto& f : cache_files(cache)) {
+    std::string bytes = slurp(f);
+    bytes.resize(bytes.size() - 3);
+    spit(f, bytes);
+  }
+  pmc::MetricCatalog third;
+  third.load(file);
+  BOOST_TEST(third.metrics().size() == 2u);
+  BOOST_TEST(third.metrics()[0].formula == "instructions / cycles");
+
+  // A changed file is read again, and a formula error in it reported with its place.
+  std::string changed = text;
+  changed.replace(changed.find("instructions / cycles"), 21, "instructions / cycle)");
+  spit(file, changed);
+  struct timespec times[2] = {{0, UTIME_OMIT}, {2, 0}};
+  BOOST_REQUIRE(utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+  for (int round = 0; round < 2; ++round) {
+    try {
+      pmc::MetricCatalog bad;
+      bad.load(file);
+      BOOST_ERROR("a formula muParser rejects was accepted, round " << round);
+    } catch (const pmc::Error& e) {
+      BOOST_TEST(std::string(e.what()).find(file.string() + ":7:") != std::string::npos, e.what());
+    }
+  }
 }

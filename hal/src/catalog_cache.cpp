@@ -20,6 +20,7 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 namespace pmc {
 
@@ -41,83 +42,6 @@ std::string layout_line() {
                      sizeof(CounterGroup), sizeof(BitField));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Bytes
-
-struct Writer {
-  std::string out;
-  void u64(std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void u32(std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void b(bool v) { out.push_back(v ? 1 : 0); }
-  void str(const std::string& s) {
-    u32(static_cast<std::uint32_t>(s.size()));
-    out.append(s);
-  }
-  void strs(const std::vector<std::string>& v) {
-    u32(static_cast<std::uint32_t>(v.size()));
-    for (const auto& s : v) str(s);
-  }
-  void opt(const std::optional<std::uint64_t>& v) {
-    b(v.has_value());
-    if (v) u64(*v);
-  }
-  void opt(const std::optional<unsigned>& v) {
-    b(v.has_value());
-    if (v) u32(*v);
-  }
-};
-
-struct Reader {
-  const char* p;
-  const char* end;
-  void need(std::size_t n) const {
-    if (static_cast<std::size_t>(end - p) < n) throw std::runtime_error("truncated cache file");
-  }
-  std::uint64_t u64() {
-    need(8);
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    p += 8;
-    return v;
-  }
-  std::uint32_t u32() {
-    need(4);
-    std::uint32_t v;
-    std::memcpy(&v, p, 4);
-    p += 4;
-    return v;
-  }
-  bool b() {
-    need(1);
-    return *p++ != 0;
-  }
-  std::string str() {
-    const std::uint32_t n = u32();
-    need(n);
-    std::string s(p, n);
-    p += n;
-    return s;
-  }
-  std::vector<std::string> strs() {
-    std::vector<std::string> v(u32());
-    for (auto& s : v) s = str();
-    return v;
-  }
-  std::optional<std::uint64_t> opt64() {
-    if (!b()) return std::nullopt;
-    return u64();
-  }
-  std::optional<unsigned> opt32() {
-    if (!b()) return std::nullopt;
-    return u32();
-  }
-  std::size_t count() {  // a vector's length, bounded by what is left (a byte per element at least)
-    const std::uint32_t n = u32();
-    need(n);
-    return n;
-  }
-};
-
 void put(Writer& w, const BitField& f) {
   w.u32(f.count);
   for (const auto& r : f.ranges) {
@@ -135,18 +59,6 @@ BitField get_bitfield(Reader& r) {
   return f;
 }
 
-void put(Writer& w, const SourceRef& s) {
-  w.str(s.file);
-  w.u32(s.line);
-  w.u32(s.column);
-}
-SourceRef get_source(Reader& r) {
-  SourceRef s;
-  s.file = r.str();
-  s.line = r.u32();
-  s.column = r.u32();
-  return s;
-}
 
 void put(Writer& w, const ModifierDef& m) {
   w.str(m.name);
@@ -378,6 +290,11 @@ bool trusted(const struct stat& st) {
 
 struct FileCloser {
   std::FILE* f;
+  explicit FileCloser(std::FILE* file) : f(file) {}
+  FileCloser(FileCloser&& other) noexcept : f(std::exchange(other.f, nullptr)) {}
+  FileCloser(const FileCloser&) = delete;
+  FileCloser& operator=(const FileCloser&) = delete;
+  FileCloser& operator=(FileCloser&&) = delete;
   ~FileCloser() {
     if (f) std::fclose(f);
   }
@@ -413,7 +330,97 @@ std::mutex& decode_mutex() {
   return m;
 }
 
+// A stat of each file into a key: path, size, modification time, inode, device; false when one
+// cannot be stat'ed.
+bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
+  auto number = [&key](std::uint64_t v, char after) {
+    char digits[24];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+    (void)ec;
+    key.append(digits, static_cast<std::size_t>(end - digits));
+    key += after;
+  };
+  for (const auto& f : files) {
+    struct stat st{};
+    if (::stat(f.c_str(), &st) != 0) return false;
+    key.append("file\t").append(f.native()).append("\t");
+    number(static_cast<std::uint64_t>(st.st_size), '\t');
+    number(static_cast<std::uint64_t>(st.st_mtim.tv_sec), '.');
+    number(static_cast<std::uint64_t>(st.st_mtim.tv_nsec), '\t');
+    number(static_cast<std::uint64_t>(st.st_ino), '\t');
+    number(static_cast<std::uint64_t>(st.st_dev), '\n');
+  }
+  return true;
+}
+
+// The cache file of a key, open, trusted (this user's, in a directory of this user's, written by
+// nobody else) and holding that key, its header read; nullopt when there is none usable.
+struct OpenCacheFile {
+  FileCloser f{nullptr};
+  Header header;
+  fs::path file;
+};
+std::optional<OpenCacheFile> open_cache_file(const std::string& key) {
+  const auto dir = CatalogCache::directory();
+  if (!dir) return std::nullopt;
+  OpenCacheFile out;
+  out.file = CatalogCache::file_of(*dir, key);
+  out.f.f = std::fopen(out.file.c_str(), "rb");
+  if (!out.f.f) return std::nullopt;
+  struct stat st{}, dst{};
+  if (::fstat(fileno(out.f.f), &st) != 0 || !trusted(st) || ::stat(dir->c_str(), &dst) != 0 || !trusted(dst))
+    return std::nullopt;
+  auto h = read_header(out.f.f);
+  if (!h || h->key != key) return std::nullopt;
+  out.header = std::move(*h);
+  return out;
+}
+
+// Writes a cache file: a temporary file of this user's only, renamed into place.
+void write_cache_file(const std::string& key, const std::string& shape, const std::string& events) {
+  const auto dir = CatalogCache::directory();
+  if (!dir) return;
+  Writer file;
+  file.out.append(kMagic, 8);
+  file.u64(static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+           (static_cast<std::uint64_t>(getpid()) << 40));
+  file.str(key);
+  file.u64(shape.size());
+  file.out += shape;
+  file.u64(events.size());
+  file.out += events;
+
+  std::error_code ec;
+  if (fs::create_directories(*dir, ec)) fs::permissions(*dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  struct stat dst{};
+  if (::stat(dir->c_str(), &dst) != 0 || !trusted(dst)) return;
+  const fs::path target = CatalogCache::file_of(*dir, key);
+  const fs::path tmp = target.string() + fmt::format(".{}.tmp", getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  std::FILE* f = fd >= 0 ? fdopen(fd, "wb") : nullptr;
+  if (!f) {
+    if (fd >= 0) ::close(fd);
+    return;
+  }
+  bool ok = std::fwrite(file.out.data(), 1, file.out.size(), f) == file.out.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) std::remove(tmp.c_str());
+}
+
 }  // namespace
+
+void put(Writer& w, const SourceRef& s) {
+  w.str(s.file);
+  w.u32(s.line);
+  w.u32(s.column);
+}
+SourceRef get_source(Reader& r) {
+  SourceRef s;
+  s.file = r.str();
+  s.line = r.u32();
+  s.column = r.u32();
+  return s;
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -467,37 +474,16 @@ std::string CatalogCache::step_key(const EventCatalog& cat, const fs::path& path
     if (!cat.files_.empty() || !cat.events_.empty() || cat.pending_.pending.load()) return {};
     key = layout_line();
   }
-  auto number = [&key](std::uint64_t v, char after) {
-    char digits[24];
-    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
-    (void)ec;
-    key.append(digits, static_cast<std::size_t>(end - digits));
-    key += after;
-  };
   key.append("step\t").append(backend).append("\t").append(path.native()).append("\n");
-  for (const auto& f : files) {
-    struct stat st{};
-    if (::stat(f.c_str(), &st) != 0) return {};
-    key.append("file\t").append(f.native()).append("\t");
-    number(static_cast<std::uint64_t>(st.st_size), '\t');
-    number(static_cast<std::uint64_t>(st.st_mtim.tv_sec), '.');
-    number(static_cast<std::uint64_t>(st.st_mtim.tv_nsec), '\t');
-    number(static_cast<std::uint64_t>(st.st_ino), '\t');
-    number(static_cast<std::uint64_t>(st.st_dev), '\n');
-  }
+  if (!append_stamps(key, files)) return {};
   return key;
 }
 
 bool CatalogCache::restore(EventCatalog& cat, const std::string& key) {
-  const auto dir = directory();
-  if (!dir) return false;
-  const fs::path file = file_of(*dir, key);
-  FileCloser f{std::fopen(file.c_str(), "rb")};
-  if (!f.f) return false;
-  struct stat st{}, dst{};
-  if (::fstat(fileno(f.f), &st) != 0 || !trusted(st) || ::stat(dir->c_str(), &dst) != 0 || !trusted(dst)) return false;
-  const auto h = read_header(f.f);
-  if (!h || h->key != key) return false;
+  const auto opened = open_cache_file(key);
+  if (!opened) return false;
+  const Header* h = &opened->header;
+  const fs::path& file = opened->file;
   try {
     Reader r{h->shape.data(), h->shape.data() + h->shape.size()};
     EventCatalog c;
@@ -535,8 +521,7 @@ bool CatalogCache::restore(EventCatalog& cat, const std::string& key) {
 }
 
 void CatalogCache::store(const EventCatalog& cat) {
-  const auto dir = directory();
-  if (!dir || cat.cache_key_.empty() || cat.cache_key_ == kUncacheable) return;
+  if (!directory() || cat.cache_key_.empty() || cat.cache_key_ == kUncacheable) return;
   Writer shape;
   shape.u32(static_cast<std::uint32_t>(cat.format_.fields().size()));
   for (const auto& [name, field] : cat.format_.fields()) {
@@ -559,31 +544,7 @@ void CatalogCache::store(const EventCatalog& cat) {
   events.u32(static_cast<std::uint32_t>(cat.events_.size()));
   for (const auto& e : cat.events_) put(events, e);
 
-  Writer file;
-  file.out.append(kMagic, 8);
-  file.u64(static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-           (static_cast<std::uint64_t>(getpid()) << 40));
-  file.str(cat.cache_key_);
-  file.u64(shape.out.size());
-  file.out += shape.out;
-  file.u64(events.out.size());
-  file.out += events.out;
-
-  std::error_code ec;
-  if (fs::create_directories(*dir, ec)) fs::permissions(*dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-  struct stat dst{};
-  if (::stat(dir->c_str(), &dst) != 0 || !trusted(dst)) return;
-  const fs::path target = file_of(*dir, cat.cache_key_);
-  const fs::path tmp = target.string() + fmt::format(".{}.tmp", getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);  // this user's only
-  std::FILE* f = fd >= 0 ? fdopen(fd, "wb") : nullptr;
-  if (!f) {
-    if (fd >= 0) ::close(fd);
-    return;
-  }
-  bool ok = std::fwrite(file.out.data(), 1, file.out.size(), f) == file.out.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) std::remove(tmp.c_str());
+  write_cache_file(cat.cache_key_, shape.out, events.out);
 }
 
 void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {
@@ -649,6 +610,23 @@ PendingEvents& PendingEvents::operator=(PendingEvents&& other) noexcept {
 }
 
 PendingEvents::~PendingEvents() = default;
+
+std::string ParseCache::key(std::string_view what, const std::vector<fs::path>& files) {
+  if (t_bypass || !CatalogCache::directory()) return {};
+  std::string key = fmt::format("pmc-parsed 1 {}\n", what);
+  if (!append_stamps(key, files)) return {};
+  return key;
+}
+
+std::optional<std::string> ParseCache::load(const std::string& key) {
+  auto opened = open_cache_file(key);
+  if (!opened) return std::nullopt;
+  return std::move(opened->header.shape);
+}
+
+void ParseCache::store(const std::string& key, const std::string& payload) {
+  if (!key.empty()) write_cache_file(key, payload, {});
+}
 
 }  // namespace detail
 

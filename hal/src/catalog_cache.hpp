@@ -10,6 +10,8 @@
 #include <pmc/event.hpp>
 
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -17,6 +19,85 @@
 #include <vector>
 
 namespace pmc::detail {
+
+// The bytes of a cache file's sections, as this machine lays them out (a key names the layout).
+// Reader throws std::runtime_error past the end (a damaged file).
+struct Writer {
+  std::string out;
+  void u64(std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void u32(std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void b(bool v) { out.push_back(v ? 1 : 0); }
+  void str(const std::string& s) {
+    u32(static_cast<std::uint32_t>(s.size()));
+    out.append(s);
+  }
+  void strs(const std::vector<std::string>& v) {
+    u32(static_cast<std::uint32_t>(v.size()));
+    for (const auto& s : v) str(s);
+  }
+  void opt(const std::optional<std::uint64_t>& v) {
+    b(v.has_value());
+    if (v) u64(*v);
+  }
+  void opt(const std::optional<unsigned>& v) {
+    b(v.has_value());
+    if (v) u32(*v);
+  }
+};
+
+struct Reader {
+  const char* p;
+  const char* end;
+  void need(std::size_t n) const {
+    if (static_cast<std::size_t>(end - p) < n) throw std::runtime_error("truncated cache file");
+  }
+  std::uint64_t u64() {
+    need(8);
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    p += 8;
+    return v;
+  }
+  std::uint32_t u32() {
+    need(4);
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);
+    p += 4;
+    return v;
+  }
+  bool b() {
+    need(1);
+    return *p++ != 0;
+  }
+  std::string str() {
+    const std::uint32_t n = u32();
+    need(n);
+    std::string s(p, n);
+    p += n;
+    return s;
+  }
+  std::vector<std::string> strs() {
+    std::vector<std::string> v(u32());
+    for (auto& s : v) s = str();
+    return v;
+  }
+  std::optional<std::uint64_t> opt64() {
+    if (!b()) return std::nullopt;
+    return u64();
+  }
+  std::optional<unsigned> opt32() {
+    if (!b()) return std::nullopt;
+    return u32();
+  }
+  std::size_t count() {  // a vector's length, bounded by what is left (a byte per element at least)
+    const std::uint32_t n = u32();
+    need(n);
+    return n;
+  }
+};
+
+void put(Writer& w, const SourceRef& s);
+SourceRef get_source(Reader& r);
 
 // Where the events of a cached catalog are, to decode them when asked for.
 struct CatalogSource {
@@ -48,6 +129,18 @@ struct CatalogCache {
   static void decode(const EventCatalog& cat, std::vector<EventDef>& out);
   // The cache file of a key.
   static std::filesystem::path file_of(const std::filesystem::path& dir, const std::string& key);
+};
+
+// The same cache for other parsed files (the metric files): a payload of bytes the caller
+// writes and reads back, under a key that names the files and what was made of them.
+struct ParseCache {
+  // `what` (the kind and layout of the payload) and each file's path, size, modification time,
+  // inode and device; "" when there is no cache or a file cannot be stat'ed.
+  static std::string key(std::string_view what, const std::vector<std::filesystem::path>& files);
+  // The payload stored under key, when a usable cache file has it (as CatalogCache::restore).
+  static std::optional<std::string> load(const std::string& key);
+  // Keeps the payload under key ("": nothing); failures are ignored.
+  static void store(const std::string& key, const std::string& payload);
 };
 
 }  // namespace pmc::detail

@@ -3,6 +3,7 @@
 #include <pmc/hal.hpp>
 #include <pmc/metrics.hpp>
 
+#include "catalog_cache.hpp"
 #include "suggest.hpp"
 #include "text.hpp"
 #include "toml_util.hpp"
@@ -108,11 +109,12 @@ MetricDef read_metric(const toml::table& t, const std::string& backend, mu::Pars
   return m;
 }
 
-void load_table(const toml::table& doc, std::vector<MetricDef>& out) {
+// The metrics of one file, checked.
+std::vector<MetricDef> read_table(const toml::table& doc) {
   detail::check_keys(doc, {"backend", "description", "metric"}, "a metrics file");
   const std::string backend = detail::get_string(doc, "backend").value_or("");
   const toml::node* list = doc.get("metric");
-  if (!list) return;
+  if (!list) return {};
   const toml::array* arr = list->as_array();
   if (!arr || !arr->is_array_of_tables())
     detail::fail_at(*list, errc::invalid_argument, "'metric' must be an array of tables ([[metric]])");
@@ -126,12 +128,64 @@ void load_table(const toml::table& doc, std::vector<MetricDef>& out) {
                         fmt::format("metric {} is defined twice in this file (first at {})", m.name, other.source.str()));
     file.push_back(std::move(m));
   }
+  return file;
+}
+
+// A later file's metric replaces the earlier one of the same name.
+void merge(std::vector<MetricDef> file, std::vector<MetricDef>& out) {
   for (auto& m : file) {
     auto same = std::find_if(out.begin(), out.end(), [&](const MetricDef& o) { return iequal(o.name, m.name); });
     if (same != out.end())
       *same = std::move(m);
     else
       out.push_back(std::move(m));
+  }
+}
+
+// The parse cache of a metrics file (catalog_cache.hpp): the checked metrics, so that a later
+// load of the unchanged file parses no TOML and compiles no formula.
+std::string metrics_layout() {
+  return fmt::format("metrics {} {} {}", sizeof(MetricDef), sizeof(MetricInput), sizeof(SourceRef));
+}
+
+std::string encode_metrics(const std::vector<MetricDef>& defs) {
+  detail::Writer w;
+  w.u32(static_cast<std::uint32_t>(defs.size()));
+  for (const MetricDef& m : defs) {
+    for (const std::string* text : {&m.name, &m.group, &m.formula, &m.unit, &m.description, &m.backend}) w.str(*text);
+    w.u32(static_cast<std::uint32_t>(m.events.size()));
+    for (const MetricInput& in : m.events) {
+      w.str(in.variable);
+      w.str(in.event);
+    }
+    w.strs(m.cpus);
+    detail::put(w, m.source);
+    w.b(m.by_default);
+    w.b(m.uses_duration);
+  }
+  return w.out;
+}
+
+std::optional<std::vector<MetricDef>> decode_metrics(const std::string& bytes) {
+  try {
+    detail::Reader r{bytes.data(), bytes.data() + bytes.size()};
+    std::vector<MetricDef> defs(r.count());
+    for (MetricDef& m : defs) {
+      for (std::string* text : {&m.name, &m.group, &m.formula, &m.unit, &m.description, &m.backend}) *text = r.str();
+      m.events.resize(r.count());
+      for (MetricInput& in : m.events) {
+        in.variable = r.str();
+        in.event = r.str();
+      }
+      m.cpus = r.strs();
+      m.source = detail::get_source(r);
+      m.by_default = r.b();
+      m.uses_duration = r.b();
+    }
+    if (r.p != r.end) return std::nullopt;
+    return defs;
+  } catch (const std::exception&) {  // a damaged file: parse the TOML instead
+    return std::nullopt;
   }
 }
 
@@ -146,12 +200,20 @@ bool is_hal_event(std::string_view event) {
 }  // namespace
 
 void MetricCatalog::load(const std::filesystem::path& file) {
-  load_table(detail::parse_toml_file(file), metrics_);
+  const std::string key = detail::ParseCache::key(metrics_layout(), {file});
+  std::optional<std::vector<MetricDef>> defs;
+  if (!key.empty())
+    if (auto payload = detail::ParseCache::load(key)) defs = decode_metrics(*payload);
+  if (!defs) {
+    defs = read_table(detail::parse_toml_file(file));
+    detail::ParseCache::store(key, encode_metrics(*defs));
+  }
+  merge(std::move(*defs), metrics_);
   files_.push_back(file.string());
 }
 
 void MetricCatalog::load_string(std::string_view toml, const std::string& name) {
-  load_table(detail::parse_toml_string(toml, name), metrics_);
+  merge(read_table(detail::parse_toml_string(toml, name)), metrics_);
   files_.push_back(name);
 }
 
