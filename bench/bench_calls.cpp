@@ -4,18 +4,29 @@
 // divides by N. Instruction counts repeat from run to run where times do not.
 //   pmc_bench_calls workload-rss stream|load FILE?  counts the generated one-million-segment
 // workload once and prints the wall time and the peak resident memory it added.
+//   pmc_bench_calls swevents N  the kernel's side of `pmc stat -- true`'s default events: the
+// median wall time of opening and closing, on this process, task-clock alone and the group of
+// perf's default software events (task-clock, context-switches, cpu-migrations, page-faults),
+// alternately, N times each. Raw perf_event_open, no pmchal: what any tool pays.
 // OPs: empty read1_hal read1_raw read1_papi read4_hal read4_raw read4_papi startstop_hal
 // startstop_raw startstop_papi encode_hal encode_pfm open_hal open_hal_warm open_papi
 #include "bench_common.hpp"
 
+#include <linux/perf_event.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -61,6 +72,46 @@ int workload_rss(const std::string& how) {
   return 0;
 }
 
+// Opens the software events `configs` as one group on this thread, disabled, then closes them.
+void open_close(const std::vector<std::uint64_t>& configs) {
+  std::vector<int> fds;
+  for (std::uint64_t config : configs) {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = config;
+    attr.disabled = fds.empty() ? 1 : 0;
+    attr.inherit = 1;
+    const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, fds.empty() ? -1 : fds[0], PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) throw std::runtime_error(std::string("perf_event_open: ") + std::strerror(errno));
+    fds.push_back(static_cast<int>(fd));
+  }
+  for (auto it = fds.rbegin(); it != fds.rend(); ++it) ::close(*it);
+}
+
+int software_events(long n) {
+  const std::vector<std::uint64_t> alone{PERF_COUNT_SW_TASK_CLOCK};
+  const std::vector<std::uint64_t> defaults{PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CONTEXT_SWITCHES,
+                                            PERF_COUNT_SW_CPU_MIGRATIONS, PERF_COUNT_SW_PAGE_FAULTS};
+  std::vector<double> a, d;
+  auto us = [](const std::vector<std::uint64_t>& configs) {
+    const auto t0 = std::chrono::steady_clock::now();
+    open_close(configs);
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  };
+  open_close(defaults);  // the first opening in a while also switches the scheduler's hooks on
+  for (long i = 0; i < n; ++i) {
+    a.push_back(us(alone));
+    d.push_back(us(defaults));
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::printf("task_clock_us %.2f default_software_us %.2f\n", median(a), median(d));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +122,14 @@ int main(int argc, char** argv) {
   const std::string op = argv[1];
   if (op == "workload-rss") return workload_rss(argv[2]);
   const long n = std::atol(argv[2]);
+  if (op == "swevents") {
+    try {
+      return software_events(n > 0 ? n : 1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pmc_bench_calls: swevents: %s\n", e.what());
+      return 1;
+    }
+  }
   try {
     std::array<std::uint64_t, 11> buf{};
     std::array<long long, 4> papi{};

@@ -269,6 +269,15 @@ BOOST_AUTO_TEST_CASE(non_matches_say_why) {
   Cpuid v0;
   v0.leaf_a = {0x07300400, 0, 0, 0x603};
   BOOST_TEST(has(archperf().probe(v0.info()).reason, "CPUID.0AH:EAX[7:0] (version) is 0"));
+  BOOST_TEST(!has(archperf().probe(v0.info()).reason, "guest"));
+  // The same in a hypervisor's guest (CPUID.1:ECX[31]), as on the project's Intel KVM guests:
+  // the reason says whose choice it is.
+  Cpuid guest = v0;
+  guest.leaf1_ecx = 1u << 31;
+  const pmc::Match g = archperf().probe(guest.info());
+  BOOST_TEST(!g.matched());
+  BOOST_TEST(has(g.reason, "version) is 0: no architectural perfmon in this guest"), g.reason);
+  BOOST_TEST(has(g.reason, "CPUID.1:ECX[31]"), g.reason);
   // A version with no counters at all.
   Cpuid none;
   none.leaf1_ecx = 1u << 31;

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -156,4 +157,22 @@ BOOST_FIXTURE_TEST_CASE(install_probe_and_relocate, Installed) {
   fs::rename(prefix, moved);
   BOOST_REQUIRE(!fs::exists(prefix));
   BOOST_TEST_CONTEXT("moved to " << moved) { check_probe(moved); }
+
+  // Beside the plugins: the helper that starts counted commands, and pmc export's Prometheus
+  // module, which only pmc export loads: without it, export says which file it needs and
+  // exits 1, and the other commands do not notice.
+  const fs::path pmchal_dir = (moved / kPluginSub).parent_path();
+  BOOST_TEST(fs::is_regular_file(pmchal_dir / "pmc-child"));
+  const fs::path module = pmchal_dir / "libpmc-prometheus.so";
+  BOOST_REQUIRE(fs::is_regular_file(module));
+  fs::remove(module);
+  const fs::path pmc = moved / kBinSub / "pmc";
+  Result exp = run(pmc, {"export", "--textfile", (scratch / "m.prom").string(), "--timeout", "100"}, env, scratch, "/");
+  BOOST_TEST(exp.status == 1, exp);
+  BOOST_TEST(contains(exp.err, "pmc: pmc export needs its Prometheus module: " + module.string() + ": "), exp);
+  BOOST_TEST(std::count(exp.err.begin(), exp.err.end(), '\n') == 1, exp);
+  BOOST_TEST(!fs::exists(scratch / "m.prom"));
+  Result st = run(pmc, {"stat", "-e", "task-clock", "--", "true"}, env, scratch, "/");
+  BOOST_TEST(st.status == 0, st);
+  BOOST_TEST(contains(st.err, "task-clock"), st);
 }

@@ -545,6 +545,21 @@ BOOST_FIXTURE_TEST_CASE(run_child_forwards_and_cleans_up, Fixture) {
   BOOST_TEST((after.sa_handler == before.sa_handler));
 }
 
+// ChildOptions whose before_exec notes the process it is given and the program that process
+// runs while it waits.
+struct ExecWitness {
+  pid_t pid = 0;
+  std::string exe;
+  pmc::ChildOptions options() {
+    pmc::ChildOptions o;
+    o.before_exec = [this](int p) {
+      pid = p;
+      exe = fs::read_symlink("/proc/" + std::to_string(p) + "/exe").string();
+    };
+    return o;
+  }
+};
+
 // The process before_exec is given is the helper program (hal/helper/pmc_child.c), started with
 // posix_spawn so that nothing of this process is copied, and waiting; the command then runs in
 // that same process. The helper's reading of `go` and its exec leave the command nothing of its
@@ -552,38 +567,22 @@ BOOST_FIXTURE_TEST_CASE(run_child_forwards_and_cleans_up, Fixture) {
 BOOST_FIXTURE_TEST_CASE(run_child_starts_the_command_through_the_helper, Fixture) {
   const fs::path helper = pmc::detail::child_helper();
   BOOST_REQUIRE_MESSAGE(!helper.empty(), "pmc-child is not beside the plugin directory");
-  pmc::ChildOptions options;
-  int child = 0;
-  std::string waiting;
-  options.before_exec = [&](int pid) {
-    child = pid;
-    waiting = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").string();
-  };
-  const pmc::ChildResult r = pmc::run_child({"sh", "-c", "echo $$ > " + pids.string() + "; exit 3"}, options);
+  ExecWitness witness;
+  const pmc::ChildResult r = pmc::run_child({"sh", "-c", "echo $$ > " + pids.string() + "; exit 3"}, witness.options());
   BOOST_TEST(r.exit_status == 3);
-  BOOST_TEST(waiting == fs::canonical(helper).string());
-  const std::vector<pid_t> ran = wait_for_pids(1);
-  BOOST_REQUIRE(ran.size() == 1u);
-  BOOST_TEST(ran[0] == child, "the command ran in another process than before_exec was given");
+  BOOST_TEST(witness.exe == fs::canonical(helper).string());
+  BOOST_TEST(wait_for_pids(1) == std::vector<pid_t>{witness.pid}, "the command ran elsewhere than before_exec was told");
 }
 
 // Where the helper is missing, run_child forks instead, with the same contract: the command in
 // the process before_exec was given, its status, an exec that fails reported by its errno.
 BOOST_FIXTURE_TEST_CASE(run_child_without_the_helper_forks, Fixture) {
-  pmc::ChildOptions options;
-  int child = 0;
-  std::string waiting;
-  options.before_exec = [&](int pid) {
-    child = pid;
-    waiting = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").string();
-  };
+  ExecWitness witness;
   const pmc::ChildResult r =
-      pmc::detail::run_child({"sh", "-c", "echo $$ > " + pids.string() + "; exit 5"}, options, fs::path());
+      pmc::detail::run_child({"sh", "-c", "echo $$ > " + pids.string() + "; exit 5"}, witness.options(), fs::path());
   BOOST_TEST(r.exit_status == 5);
-  BOOST_TEST(waiting == fs::read_symlink("/proc/self/exe").string());  // a copy of this program
-  const std::vector<pid_t> ran = wait_for_pids(1);
-  BOOST_REQUIRE(ran.size() == 1u);
-  BOOST_TEST(ran[0] == child);
+  BOOST_TEST(witness.exe == fs::read_symlink("/proc/self/exe").string());  // a copy of this program
+  BOOST_TEST(wait_for_pids(1) == std::vector<pid_t>{witness.pid}, "the command ran elsewhere than before_exec was told");
 
   // A script whose interpreter does not exist: find_executable accepts it, the exec fails.
   const fs::path script = tmp.path() / "no-interpreter";

@@ -160,7 +160,10 @@ Geometry geometry(const CpuInfo& cpu) {
   } else if (cpu.max_leaf < 0x0A) {
     g.refusal = fmt::format("no CPUID leaf 0AH (maximum basic leaf 0x{:X}): no architectural perfmon", cpu.max_leaf);
   } else if (a.version == 0) {
-    g.refusal = "CPUID.0AH:EAX[7:0] (version) is 0: no architectural perfmon";
+    g.refusal = hypervisor ? "CPUID.0AH:EAX[7:0] (version) is 0: no architectural perfmon in this guest "
+                             "(CPUID.1:ECX[31]: a hypervisor's guest, whose CPUID the hypervisor emulates; one that "
+                             "gives its guests no virtual PMU reports version 0)"
+                           : "CPUID.0AH:EAX[7:0] (version) is 0: no architectural perfmon";
   }
 
   unsigned version = a.version;

@@ -115,7 +115,8 @@ Exposition::Exposition() {
   void* lib = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char* why = dlerror();
-    throw pmc::Error(pmc::errc::plugin, fmt::format("pmc export needs {}: {}", file, why ? why : "cannot be loaded"));
+    throw pmc::Error(pmc::errc::plugin, fmt::format("pmc export needs its Prometheus module: {}",
+                                                    why ? std::string(why) : file + ": cannot be loaded"));
   }
   text_ = reinterpret_cast<ExpoTextFn>(::dlsym(lib, kExpoTextSymbol));
   serve_ = reinterpret_cast<ExpoServeFn>(::dlsym(lib, kExpoServeSymbol));
@@ -142,6 +143,7 @@ int cmd_export(const Options& o) {
     error_line("export needs one of --listen ADDR:PORT and --textfile FILE (see 'pmc export --help')");
     return 2;
   }
+  const Exposition exposition;  // first: a missing module stops it before anything is counted
   pmc::Hal hal = pmc::Hal::open(make_config(o));
   std::vector<pmc::Scope> scopes;
   for (int c : o.cpu_list.empty() ? online_cpus() : parse_cpu_list(o.cpu_list)) scopes.push_back(pmc::Scope::on_cpu(c));
@@ -151,7 +153,6 @@ int cmd_export(const Options& o) {
   Counters counters(hal, plan, scopes, !o.aggregate);
   for (const Row& r : counters.read())
     if (!r.reading) print_to(stderr, "pmc: not exporting {}: {}\n", r.event, r.reason);
-  const Exposition exposition;
   std::unique_ptr<ExpoServer> server;
   if (!o.listen.empty()) {
     const std::string address = civetweb_address(o.listen);
