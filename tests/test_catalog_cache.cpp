@@ -337,3 +337,52 @@ cpus = ["a", "b"]
     }
   }
 }
+
+// A catalog restored from the cache answers its first lookups from the cache file's name table,
+// decoding only the event found: the same answers as the decoded catalog, by name (any case),
+// alias, CPU tag and generic name (an event's own or a unit mask's), and none where it has none.
+// When the cache file changes under it, the lookups fall back to decoding (the TOML again).
+BOOST_AUTO_TEST_CASE(lookups_before_decoding_agree_with_the_decoded_catalog) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "toy.toml";
+  spit(file, kToy);
+  CacheDir env(cache);
+  const pmc::EventCatalog decoded = load(file);  // parsed (and cached)
+  auto same = [](const pmc::EventDef* a, const pmc::EventDef* b) {
+    if (!a || !b) return a == b;
+    return a->name == b->name && a->code == b->code && a->cpus == b->cpus && a->description == b->description &&
+           a->source.str() == b->source.str();
+  };
+  const std::vector<std::pair<std::string, std::string>> lookups = {
+      {"LOADS", ""}, {"loads", "b"}, {"MEM_LOADS", ""}, {"mem_loads", "a"}, {"STORES", ""}, {"STORES", "a"},
+      {"STORES", "b"}, {"CACHE", "a"}, {"NOPE", ""}, {"STORES", "c"}};
+  for (const auto& [name, tag] : lookups) {
+    const pmc::EventCatalog restored = load(file);  // each lookup the first of a fresh restore
+    BOOST_TEST(same(restored.find(name, tag), decoded.find(name, tag)), name << " on '" << tag << "'");
+  }
+  for (const auto& [generic, tag] : std::vector<std::pair<std::string, std::string>>{
+           {"stores", ""}, {"stores", "a"}, {"stores", "b"}, {"cache-misses", "b"}, {"cycles", ""}}) {
+    const pmc::EventCatalog restored = load(file);
+    const pmc::UnitMask *got = nullptr, *want = nullptr;
+    BOOST_TEST(same(restored.find_generic_mask(generic, tag, &got), decoded.find_generic_mask(generic, tag, &want)),
+               generic << " on '" << tag << "'");
+    BOOST_TEST((got ? got->name : "") == (want ? want->name : ""), generic);
+  }
+  // Several lookups on one restored catalog, then its events: all of them, as decoded.
+  const pmc::EventCatalog restored = load(file);
+  BOOST_TEST(restored.find("CACHE")->unit_masks->masks.size() == 2u);
+  BOOST_TEST(restored.find("STORES", "b")->code == 0x45u);
+  BOOST_TEST(restored.events().size() == decoded.events().size());
+  BOOST_TEST(restored.find("LOADS")->code == 0x43u);  // decoded now: the hashed index answers
+
+  // The cache file rewritten (another generation) after a restore: the lookup decodes instead,
+  // from the TOML, and still finds the event.
+  const pmc::EventCatalog stale = load(file);
+  for (const auto& f : cache_files(cache)) {
+    std::string bytes = slurp(f);
+    bytes[8] = static_cast<char>(bytes[8] ^ 0x5A);  // the generation
+    spit(f, bytes);
+  }
+  BOOST_REQUIRE(stale.find("MEM_LOADS"));
+  BOOST_TEST(stale.find("MEM_LOADS")->code == 0x43u);
+}

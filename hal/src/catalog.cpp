@@ -775,6 +775,11 @@ const std::vector<EventDef>& EventCatalog::events() const {
 // disjoint CPUs), so with a tag the first match is the only one; with no tag it is the first
 // definition in catalog order (the probe sequence meets a name's definitions in that order).
 const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) const {
+  if (pending_.pending.load(std::memory_order_acquire)) {  // restored from the parse cache, not decoded
+    bool answered = false;
+    const EventDef* e = detail::CatalogCache::lookup(*this, detail::CatalogCache::Lookup::name, name, tag, nullptr, answered);
+    if (answered) return e;
+  }
   materialize();
   if (name_index_.empty()) return nullptr;
   const std::uint64_t h = folded_hash(name), high = h >> 32 << 32;
@@ -797,6 +802,12 @@ const EventDef* EventCatalog::find(std::string_view name, std::string_view tag) 
 
 const EventDef* EventCatalog::find_generic_mask(std::string_view given, std::string_view tag,
                                                 const UnitMask** mask) const {
+  if (pending_.pending.load(std::memory_order_acquire)) {  // restored from the parse cache, not decoded
+    bool answered = false;
+    const EventDef* e =
+        detail::CatalogCache::lookup(*this, detail::CatalogCache::Lookup::generic, given, tag, mask, answered);
+    if (answered) return e;
+  }
   materialize();
   if (mask) *mask = nullptr;
   if (generic_index_.empty()) return nullptr;
@@ -835,7 +846,8 @@ const EventDef* EventCatalog::find_generic(std::string_view given, std::string_v
 namespace detail {
 
 const EncodeTables* EncodeTables::of(const EventCatalog& c) {
-  c.materialize();
+  // Events not decoded yet (found one by one, CatalogCache::lookup): none, the encoder goes by name.
+  if (c.pending_.pending.load(std::memory_order_acquire)) return nullptr;
   return c.encode_tables_.get();
 }
 

@@ -4,6 +4,7 @@
 // little-endian as the machine writes it (the key names the layout). The shape is everything
 // but the events: the register format, CPU tags, files, modifiers, the PMU description.
 #include "catalog_cache.hpp"
+#include "text.hpp"
 
 #include <pmc/error.hpp>
 
@@ -30,14 +31,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '1'};
+constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '2'};
 
 // While a catalog is loaded again because its cache file failed: no cache (no recursion).
 thread_local bool t_bypass = false;
 
 // The layout the cache files were written with: a change of the structures changes the key.
 std::string layout_line() {
-  return fmt::format("pmc-catalog 1 {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+  return fmt::format("pmc-catalog 2 {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
                      sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
                      sizeof(CounterGroup), sizeof(BitField));
 }
@@ -325,6 +326,27 @@ std::optional<Header> read_header(std::FILE* f) {
   return h;
 }
 
+// The name table of a cache file (after the events): per event, in catalog order, the offset
+// of its record in the events section and what a lookup compares, so that one event can be found
+// and decoded without the others.
+void put_names(Writer& w, const EventDef& e, std::size_t record_offset) {
+  w.u64(record_offset);
+  w.str(e.name);
+  w.strs(e.aliases);
+  w.str(e.generic);
+  std::uint32_t masks = 0;
+  if (e.unit_masks)
+    for (const auto& m : e.unit_masks->masks) masks += !m.generic.empty();
+  w.u32(masks);
+  if (e.unit_masks)
+    for (std::size_t m = 0; m < e.unit_masks->masks.size(); ++m)
+      if (!e.unit_masks->masks[m].generic.empty()) {
+        w.u32(static_cast<std::uint32_t>(m));
+        w.str(e.unit_masks->masks[m].generic);
+      }
+  w.strs(e.cpus);
+}
+
 std::mutex& decode_mutex() {
   static std::mutex m;
   return m;
@@ -377,7 +399,8 @@ std::optional<OpenCacheFile> open_cache_file(const std::string& key) {
 }
 
 // Writes a cache file: a temporary file of this user's only, renamed into place.
-void write_cache_file(const std::string& key, const std::string& shape, const std::string& events) {
+void write_cache_file(const std::string& key, const std::string& shape, const std::string& events,
+                      const std::string& names = {}) {
   const auto dir = CatalogCache::directory();
   if (!dir) return;
   Writer file;
@@ -389,6 +412,8 @@ void write_cache_file(const std::string& key, const std::string& shape, const st
   file.out += shape;
   file.u64(events.size());
   file.out += events;
+  file.u64(names.size());
+  file.out += names;
 
   std::error_code ec;
   if (fs::create_directories(*dir, ec)) fs::permissions(*dir, fs::perms::owner_all, fs::perm_options::replace, ec);
@@ -540,11 +565,174 @@ void CatalogCache::store(const EventCatalog& cat) {
   put(shape, cat.pmu_);
   shape.str(cat.description_);
   shape.str(cat.backend_);
-  Writer events;
+  Writer events, names;
   events.u32(static_cast<std::uint32_t>(cat.events_.size()));
-  for (const auto& e : cat.events_) put(events, e);
+  names.u32(static_cast<std::uint32_t>(cat.events_.size()));
+  for (const auto& e : cat.events_) {
+    put_names(names, e, events.out.size());
+    put(events, e);
+  }
 
-  write_cache_file(cat.cache_key_, shape.out, events.out);
+  write_cache_file(cat.cache_key_, shape.out, events.out, names.out);
+}
+
+struct CatalogSource::NameTable {
+  std::string bytes;  // the section, which the views point into
+  struct Entry {
+    std::uint64_t offset = 0;  // of the event's record in the events section
+    std::string_view name, generic;
+    std::uint32_t aliases = 0, aliases_end = 0;  // in views
+    std::uint32_t cpus = 0, cpus_end = 0;        // in views
+    std::uint32_t masks = 0, masks_end = 0;      // in mask_generics
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string_view> views;
+  std::vector<std::pair<std::uint32_t, std::string_view>> mask_generics;  // (unit mask index, generic)
+};
+
+namespace {
+
+// The cache file of a source, opened and checked to be the one it was read from.
+std::optional<FileCloser> reopen(const CatalogSource& src) {
+  FileCloser f{std::fopen(src.file.c_str(), "rb")};
+  if (!f.f) return std::nullopt;
+  const auto h = read_header(f.f);
+  if (!h || h->generation != src.generation || h->key != src.key) return std::nullopt;
+  return f;
+}
+
+std::string_view view(Reader& r) {
+  const std::uint32_t n = r.u32();
+  r.need(n);
+  const std::string_view v(r.p, n);
+  r.p += n;
+  return v;
+}
+
+std::shared_ptr<const CatalogSource::NameTable> read_names(const CatalogSource& src) {
+  try {
+    auto f = reopen(src);
+    if (!f || std::fseek(f->f, static_cast<long>(src.events_offset + src.events_size), SEEK_SET) != 0) return nullptr;
+    std::uint64_t size = 0;
+    if (!read_exact(f->f, &size, 8) || size > (1u << 28)) return nullptr;
+    auto t = std::make_shared<CatalogSource::NameTable>();
+    t->bytes.resize(size);
+    if (!read_exact(f->f, t->bytes.data(), size)) return nullptr;
+    Reader r{t->bytes.data(), t->bytes.data() + t->bytes.size()};
+    t->entries.resize(r.count());
+    for (auto& e : t->entries) {
+      e.offset = r.u64();
+      e.name = view(r);
+      e.aliases = static_cast<std::uint32_t>(t->views.size());
+      for (std::size_t n = r.count(); n > 0; --n) t->views.push_back(view(r));
+      e.aliases_end = static_cast<std::uint32_t>(t->views.size());
+      e.generic = view(r);
+      e.masks = static_cast<std::uint32_t>(t->mask_generics.size());
+      for (std::size_t n = r.count(); n > 0; --n) {
+        const std::uint32_t unit = r.u32();
+        t->mask_generics.emplace_back(unit, view(r));
+      }
+      e.masks_end = static_cast<std::uint32_t>(t->mask_generics.size());
+      e.cpus = static_cast<std::uint32_t>(t->views.size());
+      for (std::size_t n = r.count(); n > 0; --n) t->views.push_back(view(r));
+      e.cpus_end = static_cast<std::uint32_t>(t->views.size());
+      if (e.offset >= src.events_size) return nullptr;
+    }
+    if (r.p != r.end) return nullptr;
+    return t;
+  } catch (const std::exception&) {  // damaged: decode the whole catalog instead
+    return nullptr;
+  }
+}
+
+// Event i of the table, decoded alone from its record.
+std::unique_ptr<const EventDef> read_event(const CatalogSource& src, const CatalogSource::NameTable& t, std::size_t i) {
+  try {
+    const std::uint64_t begin = t.entries[i].offset;
+    const std::uint64_t end = i + 1 < t.entries.size() ? t.entries[i + 1].offset : src.events_size;
+    if (end <= begin || end > src.events_size) return nullptr;
+    auto f = reopen(src);
+    if (!f || std::fseek(f->f, static_cast<long>(src.events_offset + begin), SEEK_SET) != 0) return nullptr;
+    std::string bytes(end - begin, '\0');
+    if (!read_exact(f->f, bytes.data(), bytes.size())) return nullptr;
+    Reader r{bytes.data(), bytes.data() + bytes.size()};
+    auto e = std::make_unique<EventDef>(get_event(r));
+    if (r.p != r.end || !iequal(e->name, t.entries[i].name)) return nullptr;
+    return e;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+const EventDef* CatalogCache::lookup(const EventCatalog& cat, Lookup kind, std::string_view key, std::string_view tag,
+                                     const UnitMask** mask, bool& answered) {
+  answered = false;
+  if (mask) *mask = nullptr;
+  const std::shared_ptr<const CatalogSource> src = cat.pending_.source;
+  if (!src) return nullptr;
+  std::lock_guard lock(src->lookup_mutex);
+  if (++src->lookups > kLookupsBeforeDecode) return nullptr;
+  if (!src->names && !src->names_unreadable) {
+    src->names = read_names(*src);
+    src->names_unreadable = !src->names;
+  }
+  if (!src->names) return nullptr;
+  const CatalogSource::NameTable& t = *src->names;
+  using Entry = CatalogSource::NameTable::Entry;
+  // EventCatalog::find's and find_generic_mask's rules, over the table in catalog order.
+  auto applies = [&](const Entry& e) {
+    if (tag.empty() || e.cpus == e.cpus_end) return true;
+    for (std::uint32_t c = e.cpus; c < e.cpus_end; ++c)
+      if (t.views[c] == tag) return true;
+    return false;
+  };
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t found = kNone;
+  std::uint32_t unit = 0;  // 1 + the unit mask whose generic it is
+  if (kind == Lookup::name) {
+    for (std::size_t i = 0; i < t.entries.size() && found == kNone; ++i)
+      if (iequal(t.entries[i].name, key) && applies(t.entries[i])) found = i;
+    for (std::size_t i = 0; i < t.entries.size() && found == kNone; ++i) {
+      const Entry& e = t.entries[i];
+      if (!applies(e)) continue;
+      for (std::uint32_t a = e.aliases; a < e.aliases_end && found == kNone; ++a)
+        if (iequal(t.views[a], key)) found = i;
+    }
+  } else {
+    const std::string_view generic = perf_generic_name(key);
+    for (std::size_t i = 0; i < t.entries.size() && found == kNone; ++i) {
+      const Entry& e = t.entries[i];
+      if (!applies(e)) continue;
+      if (iequal(e.generic, generic)) {
+        found = i;
+        break;
+      }
+      for (std::uint32_t m = e.masks; m < e.masks_end && found == kNone; ++m)
+        if (iequal(t.mask_generics[m].second, generic)) {
+          found = i;
+          unit = t.mask_generics[m].first + 1;
+        }
+    }
+  }
+  if (found == kNone) {
+    answered = true;
+    return nullptr;
+  }
+  auto it = src->singles.find(found);
+  if (it == src->singles.end()) {
+    std::unique_ptr<const EventDef> e = read_event(*src, t, found);
+    if (!e) return nullptr;
+    it = src->singles.emplace(found, std::move(e)).first;
+  }
+  const EventDef* def = it->second.get();
+  if (unit) {
+    if (!def->unit_masks || unit > def->unit_masks->masks.size()) return nullptr;
+    if (mask) *mask = &def->unit_masks->masks[unit - 1];
+  }
+  answered = true;
+  return def;
 }
 
 void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {

@@ -13,6 +13,9 @@
 #include <cstring>
 #include <stdexcept>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +109,16 @@ struct CatalogSource {
   std::uint64_t events_offset = 0;
   std::uint64_t events_size = 0;
   std::string key;                 // the loads, to parse them again when the file is gone
+
+  // Lookups before the events are decoded (CatalogCache::lookup): the file's name table, read
+  // at the first one, and the events found, decoded one by one (their addresses stay valid as
+  // long as the source: the catalog and its copies).
+  struct NameTable;
+  mutable std::mutex lookup_mutex;
+  mutable std::shared_ptr<const NameTable> names;  // null: not read yet
+  mutable bool names_unreadable = false;
+  mutable std::size_t lookups = 0;  // past kLookupsBeforeDecode, the catalog is decoded instead
+  mutable std::map<std::size_t, std::unique_ptr<const EventDef>> singles;
 };
 
 struct CatalogCache {
@@ -127,6 +140,17 @@ struct CatalogCache {
   // The pending events of cat, from the cache file or, when that fails, by loading the files
   // again (without the cache).
   static void decode(const EventCatalog& cat, std::vector<EventDef>& out);
+  // While cat's events are pending: what EventCatalog::find (kind name) or find_generic_mask
+  // (kind generic; *mask set) would return, found in the cache file's name table and decoded
+  // alone, without decoding the catalog (a thousand AMD definitions take 1.5 ms to decode, a
+  // lookup needs one). `answered` false: the file cannot say (gone, rewritten), decode instead.
+  enum class Lookup { name, generic };
+  // A lookup scans the name table (a thousand entries for AMD: 20,000 instructions, where the
+  // decoded catalog's hashed index costs a few hundred), so a catalog looked up more often than
+  // this is decoded.
+  static constexpr std::size_t kLookupsBeforeDecode = 64;
+  static const EventDef* lookup(const EventCatalog& cat, Lookup kind, std::string_view key, std::string_view tag,
+                                const UnitMask** mask, bool& answered);
   // The cache file of a key.
   static std::filesystem::path file_of(const std::filesystem::path& dir, const std::string& key);
 };

@@ -76,6 +76,11 @@ void error_line(std::string_view message) noexcept;
 
 // The config the options select (find_config, then --backend, --cpuid-dump, --access).
 pmc::Config make_config(const Options& o);
+// The Hal of this command (Hal::open with make_config), kept until the process exits: pmc runs
+// one command, and unloading the plugins at its end (dlclose, munmap, TLB flushes) cost every
+// command 0.1 ms the kernel's own exit does not (docs/performance.md). Sessions made from it are
+// closed as usual when they go.
+const pmc::Hal& open_hal(const Options& o);
 // "a,b" "c" -> a, b, c; an empty entry is an error.
 std::vector<std::string> split_events(const std::vector<std::string>& given);
 

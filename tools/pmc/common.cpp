@@ -19,6 +19,12 @@ void error_line(std::string_view message) noexcept {
   }
 }
 
+const pmc::Hal& open_hal(const Options& o) {
+  static const pmc::Hal* hal = nullptr;  // reachable to the end (a leak checker sees no leak)
+  if (!hal) hal = new pmc::Hal(pmc::Hal::open(make_config(o)));
+  return *hal;
+}
+
 pmc::Config make_config(const Options& o) {
   pmc::Config cfg = pmc::find_config(o.config);
   if (!o.backend.empty()) {

@@ -5,7 +5,7 @@
 namespace pmc_cli {
 
 int cmd_encode(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   (void)hal.require_backend();
   int status = 0;
   json out = json::array();

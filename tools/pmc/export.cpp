@@ -144,7 +144,7 @@ int cmd_export(const Options& o) {
     return 2;
   }
   const Exposition exposition;  // first: a missing module stops it before anything is counted
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   std::vector<pmc::Scope> scopes;
   for (int c : o.cpu_list.empty() ? online_cpus() : parse_cpu_list(o.cpu_list)) scopes.push_back(pmc::Scope::on_cpu(c));
   const Plan plan = make_plan(hal, o,

@@ -88,7 +88,7 @@ int list_metrics(const Options& o, const pmc::Hal& hal) {
 }
 
 int cmd_list(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   if (o.list_metrics) return list_metrics(o, hal);
   const pmc::BackendInfo* backend = hal.backend();
   std::vector<const pmc::EventDef*> events;

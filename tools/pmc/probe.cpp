@@ -20,7 +20,7 @@ json config_json(const pmc::Config& cfg) {
 }  // namespace
 
 int cmd_probe(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   const pmc::CpuInfo& cpu = hal.cpu();
   const pmc::BackendInfo* backend = hal.backend();
   if (o.json) {

@@ -148,7 +148,7 @@ void print_pc_profile(std::FILE* out, const pmc::PcProfile& profile, std::size_t
 }
 
 int profile_workload(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   (void)hal.require_backend();
   std::vector<std::string> events = split_events(o.events);
   if (events.empty()) events = {"cycles"};
@@ -214,7 +214,7 @@ std::optional<pmc::PcRange> busiest_window(const std::vector<pmc::PcCount>& pcs,
 }
 
 int profile_command(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   const std::vector<std::string> events =
       o.events.empty() ? std::vector<std::string>{"cpu-clock:period=100000"} : split_events(o.events);
   std::optional<pmc::PcRange> asked;

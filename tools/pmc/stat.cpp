@@ -49,7 +49,7 @@ std::uint64_t now_ns() {
 }
 
 int stat_workload(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   (void)hal.require_backend();
   const Plan plan = make_plan(hal, o, default_workload_events(hal));
   const SimulatedRun run = run_simulated(hal, o, plan.groups);
@@ -259,7 +259,7 @@ Outcome combine(const std::vector<Outcome>& runs) {
 }
 
 int stat_real(const Options& o) {
-  pmc::Hal hal = pmc::Hal::open(make_config(o));
+  const pmc::Hal& hal = open_hal(o);
   const Target t = target_of(o);
   std::vector<std::string> defaults{t.cpu_wide ? "cpu-clock" : "task-clock", "context-switches", "cpu-migrations",
                                     "page-faults", "cycles", "instructions", "branches", "branch-misses"};

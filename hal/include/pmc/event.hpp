@@ -262,7 +262,8 @@ class PMC_API EventCatalog {
   // Case-insensitive lookup among the events that apply to the CPU tag (all when empty): names
   // first, then aliases. With a tag, the first definition that applies; with an empty tag the
   // first definition in catalog order. Hashed: it costs the same for 10 events or 2,000, and
-  // allocates nothing.
+  // allocates nothing. (A catalog restored from the parse cache is not decoded for its first
+  // lookups: they read the cache file's name table and decode the one event found.)
   [[nodiscard]] const EventDef* find(std::string_view name, std::string_view tag = {}) const;
   // The event a generic name stands for, and the unit masks it implies (empty = defaults).
   [[nodiscard]] const EventDef* find_generic(std::string_view generic, std::string_view tag,
