@@ -78,7 +78,7 @@ void error_line(std::string_view message) noexcept;
 pmc::Config make_config(const Options& o);
 // The Hal of this command (Hal::open with make_config), kept until the process exits: pmc runs
 // one command, and unloading the plugins at its end (dlclose, munmap, TLB flushes) cost every
-// command 0.1 ms the kernel's own exit does not (docs/performance.md). Sessions made from it are
+// command 0.2 ms the kernel's own exit does not (docs/performance.md). Sessions made from it are
 // closed as usual when they go.
 const pmc::Hal& open_hal(const Options& o);
 // "a,b" "c" -> a, b, c; an empty entry is an error.
