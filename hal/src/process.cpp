@@ -1,5 +1,7 @@
-// Running a command to count it (pmc/process.hpp). Between fork and exec the child calls only
-// async-signal-safe functions, so an embedder's threads cannot deadlock it.
+// Running a command to count it (pmc/process.hpp). The command's process and the watchdog are
+// the helper program pmc-child started with posix_spawn (child.hpp); without it, forks of this
+// process, which between fork and exec call only async-signal-safe functions, so an embedder's
+// threads cannot deadlock them.
 #include "child.hpp"
 #include "root_safety.hpp"
 
