@@ -592,7 +592,8 @@ struct CatalogSource::NameTable {
 
 namespace {
 
-// The cache file of a source, opened and checked to be the one it was read from.
+// The cache file of a source, opened and checked to be the one it was read from, positioned at
+// its events.
 std::optional<FileCloser> reopen(const CatalogSource& src) {
   FileCloser f{std::fopen(src.file.c_str(), "rb")};
   if (!f.f) return std::nullopt;
@@ -738,12 +739,10 @@ const EventDef* CatalogCache::lookup(const EventCatalog& cat, Lookup kind, std::
 void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {
   const CatalogSource& src = *cat.pending_.source;
   try {
-    FileCloser f{std::fopen(src.file.c_str(), "rb")};
-    if (!f.f) throw std::runtime_error("gone");
-    const auto h = read_header(f.f);
-    if (!h || h->generation != src.generation || h->key != src.key) throw std::runtime_error("rewritten");
-    std::string bytes(h->events_size, '\0');
-    if (!read_exact(f.f, bytes.data(), bytes.size())) throw std::runtime_error("truncated");
+    auto f = reopen(src);  // positioned at the events
+    if (!f) throw std::runtime_error("gone or rewritten");
+    std::string bytes(src.events_size, '\0');
+    if (!read_exact(f->f, bytes.data(), bytes.size())) throw std::runtime_error("truncated");
     Reader r{bytes.data(), bytes.data() + bytes.size()};
     std::vector<EventDef> events(r.count());
     for (auto& e : events) e = get_event(r);

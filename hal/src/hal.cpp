@@ -32,10 +32,11 @@ DeviceHandle Context::make_device() const {
                                                  "its PMU cannot be simulated",
                                                  pmu.name));
   std::shared_ptr<LoadedModel> model;
-  if (models) models->load_deferred();
-  if (models)
+  if (models) {
+    models->load_deferred();
     for (const auto& m : models->models)
       if (m->name == name) model = m;
+  }
   if (!model) {
     std::string where;
     if (models)

@@ -387,11 +387,11 @@ PluginLoad load_checked(const std::filesystem::path& file) {
   return out;
 }
 
-// The load in `loads` whose model already has this name.
-const PluginLoad* shadowing_model(const std::vector<PluginLoad>& loads, const std::string& name) {
-  for (const auto& o : loads)
-    if (o.model && o.model->name == name) return &o;
-  return nullptr;
+// A library whose backend or model name an earlier one has: reported, not used.
+void mark_shadowed(PluginStatus& s, const std::filesystem::path& file, const char* kind, const std::string& name,
+                   const std::string& winner) {
+  s.error = fmt::format("{}: {} '{}' is already loaded from {}; this copy is ignored", file.string(), kind, name, winner);
+  s.name.clear();
 }
 
 }  // namespace
@@ -417,9 +417,7 @@ void ModelRegistry::load_deferred() const {
       if (p.model) {
         for (const auto& m : models)
           if (m->name == p.model->name) {
-            p.status.error = fmt::format("{}: model '{}' is already loaded from {}; this copy is ignored",
-                                         file.string(), p.model->name, m->file);
-            p.status.name.clear();
+            mark_shadowed(p.status, file, "model", p.model->name, m->file);
             p.model.reset();
             break;
           }
@@ -491,26 +489,16 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
         continue;
       }
       PluginLoad p = load_checked(f);
-      auto shadowed_backend = [&](const std::string& name) -> const PluginLoad* {
-        for (const auto& o : out)
-          if (o.backend && o.backend->name == name) return &o;
-        return nullptr;
-      };
-      if (p.backend)
-        if (const PluginLoad* same = shadowed_backend(p.backend->name)) {
-          p.status.error = fmt::format("{}: backend '{}' is already loaded from {}; this copy is ignored", f.string(),
-                                       p.backend->name, same->backend->file);
-          p.status.name.clear();
+      for (const auto& o : out) {
+        if (p.backend && o.backend && o.backend->name == p.backend->name) {
+          mark_shadowed(p.status, f, "backend", p.backend->name, o.backend->file);
           p.backend.reset();
         }
-      if (p.model)
-        if (const PluginLoad* same = shadowing_model(out, p.model->name)) {
-          PluginStatus& s = p.model_status ? *p.model_status : p.status;
-          s.error = fmt::format("{}: model '{}' is already loaded from {}; this copy is ignored", f.string(),
-                                p.model->name, same->model->file);
-          s.name.clear();
+        if (p.model && o.model && o.model->name == p.model->name) {
+          mark_shadowed(p.model_status ? *p.model_status : p.status, f, "model", p.model->name, o.model->file);
           p.model.reset();
         }
+      }
       out.push_back(std::move(p));
     }
   }
