@@ -161,6 +161,19 @@ BOOST_AUTO_TEST_CASE(events_this_machine_cannot_count_are_not_supported_rows, *p
   r = c.pmc({"stat", "true"});
   for (const char* e : {"cycles", "instructions", "branches", "branch-misses"})
     BOOST_TEST(std::regex_search(r.err, std::regex(std::string(R"(<not supported> +)") + e + " *\n")), e << r);
+  // Without a backend, each such default says so, with probe's reason for choosing none.
+  const json probe = json::parse(c.pmc({"probe", "--json"}).out);
+  if (probe.at("backend").is_null()) {
+    r = c.pmc({"stat", "--json", "true"});
+    j = json::parse(r.out);
+    BOOST_TEST(j.at("not_supported").size() == 4u, r);
+    for (const auto& n : j.at("not_supported")) {
+      const std::string why = n.at("reason").get<std::string>();
+      BOOST_TEST(contains(why, "event '" + n.at("event").get<std::string>() + "' needs a PMU backend, and none was chosen: "),
+                 why);
+      BOOST_TEST(contains(why, probe.at("reason").get<std::string>()), why);
+    }
+  }
 }
 
 BOOST_FIXTURE_TEST_CASE(an_unknown_event_names_the_nearest, pmc_test::PmcCommand) {

@@ -379,6 +379,7 @@ void PerfAccess::update_paths() {
   const bool direct = targets_.size() == 1 && samplers_.empty() && !first.rdpmc && !first.fds.empty() &&
                       first.fds.size() == events_.size();
   direct_fd_ = direct ? first.fds[0] : -1;
+  toggle_fd_ = scope_.enable_on_exec ? -1 : direct_fd_;  // enable_on_exec: the kernel's first start
   direct_bytes_ = (3 + 2 * first.fds.size()) * sizeof(std::uint64_t);
 }
 
@@ -462,15 +463,6 @@ std::size_t PerfAccess::add(const PerfEventSpec& event) {
 // (and disabling it off). PERF_IOC_FLAG_GROUP would switch each member too, and Linux 6.18 was
 // seen not to schedule the members it re-enables that way until the next context switch: after
 // a stop and a start, the members of a software group counted nothing.
-void PerfAccess::start() {
-  if (direct_fd_ >= 0 && !running_ && !scope_.enable_on_exec) [[likely]] {
-    if (ioctl(direct_fd_, PERF_EVENT_IOC_ENABLE, 0) != 0) ioctl_failed("PERF_EVENT_IOC_ENABLE");
-    started_once_ = running_ = true;
-    return;
-  }
-  start_slowly();
-}
-
 void PerfAccess::start_slowly() {
   if (running_ || events_.empty()) return;
   // With enable_on_exec the kernel switches the group on when the process calls exec.
@@ -486,15 +478,6 @@ void PerfAccess::start_slowly() {
   }
   started_once_ = true;
   running_ = true;
-}
-
-void PerfAccess::stop() {
-  if (direct_fd_ >= 0 && running_) [[likely]] {
-    running_ = false;
-    if (ioctl(direct_fd_, PERF_EVENT_IOC_DISABLE, 0) != 0) ioctl_failed("PERF_EVENT_IOC_DISABLE");
-    return;
-  }
-  stop_slowly();
 }
 
 void PerfAccess::stop_slowly() {

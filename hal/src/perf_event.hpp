@@ -16,6 +16,7 @@
 #include <pmc/export.hpp>
 
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 
 #include <array>
 #include <cstdint>
@@ -166,8 +167,23 @@ class PerfAccess final : public Access {
   // Opens the event on every target, in the group; only while stopped. Throws (the message of
   // perf_open_error) and leaves the access as it was.
   std::size_t add(const PerfEventSpec& event);
-  void start() override;
-  void stop() override;
+  // Inline, so that a session's start and stop reach the ioctl without a call of their own.
+  void start() override {
+    if (toggle_fd_ >= 0 && !running_) [[likely]] {
+      if (::ioctl(toggle_fd_, PERF_EVENT_IOC_ENABLE, 0) != 0) ioctl_failed("PERF_EVENT_IOC_ENABLE");
+      started_once_ = running_ = true;
+      return;
+    }
+    start_slowly();
+  }
+  void stop() override {
+    if (toggle_fd_ >= 0 && running_) [[likely]] {
+      running_ = false;
+      if (::ioctl(toggle_fd_, PERF_EVENT_IOC_DISABLE, 0) != 0) ioctl_failed("PERF_EVENT_IOC_DISABLE");
+      return;
+    }
+    stop_slowly();
+  }
   void reset() override;
   [[nodiscard]] std::vector<std::vector<Count>> read() override;
   void read_counts(std::span<Count> out) override;
@@ -258,6 +274,7 @@ class PerfAccess final : public Access {
   // its leader's fd, else -1; and the bytes of its group read.
   int direct_fd_ = -1;
   std::size_t direct_bytes_ = 0;
+  int toggle_fd_ = -1;  // start and stop's ioctl: direct_fd_, unless enable_on_exec starts it
   const char* last_path_ = "read";
 };
 
