@@ -4,6 +4,9 @@
 // divides by N. Instruction counts repeat from run to run where times do not.
 //   pmc_bench_calls workload-rss stream|load FILE?  counts the generated one-million-segment
 // workload once and prints the wall time and the peak resident memory it added.
+//   pmc_bench_calls cpuid-dump FILE  the native CPUID reading (the leaves pmchal reads) written
+// as `cpuid -r` prints it: under valgrind, whose CPUID is a synthetic CPU's, `pmc stat
+// --cpuid-dump FILE` takes the decisions it takes natively (ratios.py's command instructions).
 //   pmc_bench_calls swevents N  the kernel's side of `pmc stat -- true`'s default events: the
 // median wall time of opening and closing, on this process, task-clock alone and the group of
 // perf's default software events (task-clock, context-switches, cpu-migrations, page-faults),
@@ -55,6 +58,20 @@ double cpu_seconds() {
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+int write_cpuid_dump(const char* path) {
+  std::FILE* f = std::fopen(path, "w");
+  if (!f) {
+    std::fprintf(stderr, "pmc_bench_calls: cannot write %s: %s\n", path, std::strerror(errno));
+    return 1;
+  }
+  std::fprintf(f, "# the native CPUID leaves pmchal reads (pmc_bench_calls cpuid-dump)\nCPU:\n");
+  const pmc::CpuInfo cpu = pmc::read_native_cpu();
+  for (const auto& [key, r] : cpu.raw.all())
+    std::fprintf(f, "   0x%08x 0x%02x: eax=0x%08x ebx=0x%08x ecx=0x%08x edx=0x%08x\n", key.first, key.second, r.eax, r.ebx,
+                 r.ecx, r.edx);
+  return std::fclose(f) == 0 ? 0 : 1;
 }
 
 int workload_rss(const std::string& how) {
@@ -121,6 +138,7 @@ int main(int argc, char** argv) {
   }
   const std::string op = argv[1];
   if (op == "workload-rss") return workload_rss(argv[2]);
+  if (op == "cpuid-dump") return write_cpuid_dump(argv[2]);
   const long n = std::atol(argv[2]);
   if (op == "swevents") {
     try {
