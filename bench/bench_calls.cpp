@@ -69,8 +69,8 @@ int write_cpuid_dump(const char* path) {
   std::fprintf(f, "# the native CPUID leaves pmchal reads (pmc_bench_calls cpuid-dump)\nCPU:\n");
   const pmc::CpuInfo cpu = pmc::read_native_cpu();
   for (const auto& [key, r] : cpu.raw.all())
-    std::fprintf(f, "   0x%08x 0x%02x: eax=0x%08x ebx=0x%08x ecx=0x%08x edx=0x%08x\n", key.first, key.second, r.eax, r.ebx,
-                 r.ecx, r.edx);
+    std::fprintf(f, "   0x%08x 0x%02x: eax=0x%08x ebx=0x%08x ecx=0x%08x edx=0x%08x\n", key.first, key.second,
+                 r.eax, r.ebx, r.ecx, r.edx);
   return std::fclose(f) == 0 ? 0 : 1;
 }
 

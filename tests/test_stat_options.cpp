@@ -169,8 +169,8 @@ BOOST_AUTO_TEST_CASE(events_this_machine_cannot_count_are_not_supported_rows, *p
     BOOST_TEST(j.at("not_supported").size() == 4u, r);
     for (const auto& n : j.at("not_supported")) {
       const std::string why = n.at("reason").get<std::string>();
-      BOOST_TEST(contains(why, "event '" + n.at("event").get<std::string>() + "' needs a PMU backend, and none was chosen: "),
-                 why);
+      const std::string event = n.at("event").get<std::string>();
+      BOOST_TEST(contains(why, "event '" + event + "' needs a PMU backend, and none was chosen: "), why);
       BOOST_TEST(contains(why, probe.at("reason").get<std::string>()), why);
     }
   }

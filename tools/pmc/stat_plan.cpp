@@ -171,7 +171,7 @@ Counters::Counters(const pmc::Hal& hal, const Plan& plan, std::vector<pmc::Scope
   }
   // Without a backend, a default that is not a HAL event (cycles, instructions...) is <not
   // supported> without asking the sessions: their answer is an exception, and the first one a
-  // process throws costs it about 0.05 ms (docs/performance.md, "Fourth round").
+  // process throws costs it about 0.05 ms (docs/performance.md, Results: the fourth round).
   std::vector<pmc::HalEventDescription> hal_events;
   if (plan.defaults && !hal.backend()) hal_events = pmc::hal_events();
   const auto pmu_event = [&](const std::string& name) {
@@ -183,7 +183,8 @@ Counters::Counters(const pmc::Hal& hal, const Plan& plan, std::vector<pmc::Scope
     std::string reason;
     if (!hal_events.empty() && !g.braces && pmu_event(names.front())) {
       events_.push_back(names.front());
-      unsupported_.push_back(fmt::format("event '{}' needs a PMU backend, and none was chosen: {}", names.front(), hal.why()));
+      unsupported_.push_back(
+          fmt::format("event '{}' needs a PMU backend, and none was chosen: {}", names.front(), hal.why()));
       continue;
     }
     for (std::size_t k = 0; k < sessions_.size(); ++k) {
