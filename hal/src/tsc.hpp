@@ -1,7 +1,8 @@
 // The time-stamp counter: the `tsc` HAL event (rdtsc between start and stop) and its rate.
 // The seeds' drivers returned the TSC with "an approximate rate"; pmc::tsc_frequency() says how
 // approximate. Sources, first that answers: the CPUID leaves 15H/16H, the hypervisor's timing
-// leaf 40000010H, the kernel's calibration (the perf mmap page's time conversion), and as a
+// leaf 40000010H, the kernel's calibration (the perf mmap page's time conversion; in a virtual
+// machine /proc/cpuinfo's first, where it states the rate), and as a
 // last resort a measurement against CLOCK_MONOTONIC_RAW with the width of its brackets as the
 // uncertainty. Nothing sleeps to find it unless all of these fail, and then only as long as
 // the precision needs beyond the time since the first `tsc` event started.
