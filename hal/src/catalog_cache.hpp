@@ -54,20 +54,16 @@ struct Reader {
   void need(std::size_t n) const {
     if (static_cast<std::size_t>(end - p) < n) throw std::runtime_error("truncated cache file");
   }
-  std::uint64_t u64() {
-    need(8);
-    std::uint64_t v;
-    std::memcpy(&v, p, 8);
-    p += 8;
+  template <class T>
+  T pod() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
     return v;
   }
-  std::uint32_t u32() {
-    need(4);
-    std::uint32_t v;
-    std::memcpy(&v, p, 4);
-    p += 4;
-    return v;
-  }
+  std::uint64_t u64() { return pod<std::uint64_t>(); }
+  std::uint32_t u32() { return pod<std::uint32_t>(); }
   bool b() {
     need(1);
     return *p++ != 0;
