@@ -365,13 +365,13 @@ TscFrequency tsc_frequency() {
       result = *f;
       return;
     }
-    // In a virtual machine (CPUID.1:ECX[31]), /proc/cpuinfo first: where it states the rate it is
-    // the kernel's calibration to the kHz, and the perf page needs a perf event on this thread,
-    // whose opening can cost 6 to 20 ms when no task has had one for a second (the kernel then
-    // switches its scheduler hooks on and waits for an RCU grace period: docs/performance.md).
+    // /proc/cpuinfo states the rate only in a virtual machine (its "hypervisor" flag is
+    // CPUID.1:ECX[31]), and there it comes first: it is the kernel's calibration to the kHz, and
+    // the perf page needs a perf event on this thread, whose opening can cost 6 to 20 ms when no
+    // task has had one for a second (the kernel then switches its scheduler hooks on and waits
+    // for an RCU grace period: docs/performance.md).
     const auto leaf1 = cpuid.get(1);
-    const bool guest = leaf1 && (leaf1->ecx & (1u << 31));
-    if (guest) {
+    if (leaf1 && (leaf1->ecx & (1u << 31))) {
       if (auto f = detail::from_cpuinfo()) {
         result = *f;
         return;
@@ -380,12 +380,6 @@ TscFrequency tsc_frequency() {
     if (auto f = detail::from_kernel()) {
       result = *f;
       return;
-    }
-    if (!guest) {
-      if (auto f = detail::from_cpuinfo()) {
-        result = *f;
-        return;
-      }
     }
     result = detail::measure();
   });
