@@ -11,6 +11,7 @@
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
 #include <pmc/sdk/register_file.hpp>
+#include <pmc/schedule.hpp>
 #include <pmc/session.hpp>
 
 #include <fmt/format.h>

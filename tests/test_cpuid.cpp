@@ -960,6 +960,7 @@ BOOST_AUTO_TEST_CASE(native_leaves_on_request) {
   // Nor is anything read into a CPU that is not this machine's.
   CpuInfo dump = c;
   dump.source = "some-dump.txt";
+  dump.from = pmc::CpuSource::cpuid_dump;
   dump.raw = pmc::CpuidTable{};
   pmc::detail::read_native_leaf(dump, 1, 0);
   BOOST_TEST(dump.raw.empty());

@@ -95,7 +95,7 @@ std::shared_ptr<pmc::detail::Context> p6_msr_context() {
   ctx->cpu = pmc::read_native_cpu();
   ctx->catalog = p6.data;
   ctx->pmu = p6.pmu(ctx->cpu);
-  ctx->access = "msr";
+  ctx->access = pmc::detail::AccessKind::msr;
   return ctx;
 }
 

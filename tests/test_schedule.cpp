@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <pmc/error.hpp>
+#include <pmc/schedule.hpp>
 #include <pmc/session.hpp>
 
 #include <string>

@@ -241,7 +241,7 @@ BOOST_FIXTURE_TEST_CASE(msr_rotates_at_poll, FakeTree) {
   ctx->cpu = pmc::read_native_cpu();
   ctx->catalog = p6.data;
   ctx->pmu = p6.pmu(ctx->cpu);
-  ctx->access = "msr";
+  ctx->access = pmc::detail::AccessKind::msr;
   pmc::detail::SessionImpl s(ctx, pmc::Scope::on_cpu(0), options);
   s.add("FLOPS");            // 0xC1, counter 0
   s.add("CYCLES_DIV_BUSY");  // 0x14, counter 0: the second set

@@ -91,7 +91,7 @@ std::shared_ptr<pmc::detail::Context> spy_context(const LoadedForTest& backend, 
   ctx->cpu = cpu;
   ctx->catalog = backend.data;
   ctx->pmu = backend.pmu(cpu);
-  ctx->access = "sim";
+  ctx->access = pmc::detail::AccessKind::sim;
   ctx->why = "test: spy_context";
   auto model = std::make_shared<pmc::detail::LoadedModel>();
   model->descriptor = &descriptor;

@@ -90,6 +90,13 @@ struct ArmId {
   bool pmu_inferred = false;
 };
 
+// Where a CpuInfo's answers came from.
+enum class CpuSource {
+  native,       // this machine (CPUID, or /proc and /sys off x86)
+  cpuid_dump,   // a CPUID dump file (decode_cpuid of a table)
+  description,  // a CPU description file (parse_cpu_description)
+};
+
 struct CpuInfo {
   Isa isa = Isa::x86;
   std::string vendor;           // x86: the 12-byte vendor string, e.g. "GenuineIntel"; AArch64: the
@@ -107,7 +114,12 @@ struct CpuInfo {
   CpuidTable raw;               // the raw answers, for backends that need more: a dump's every
                                 //   leaf; natively the leaves read_native_cpu() lists
   ArmId arm;                    // Isa::aarch64 only
+  // Where the answers came from: this machine, or a file (whose path `source` names). Code asks
+  // `from`, never the text.
+  CpuSource from = CpuSource::cpuid_dump;
   std::string source;           // "native" or the dump (or description) file path
+
+  [[nodiscard]] bool native() const { return from == CpuSource::native; }
 
   [[nodiscard]] bool is_intel() const { return vendor == "GenuineIntel"; }
   [[nodiscard]] bool is_amd() const { return vendor == "AuthenticAMD"; }

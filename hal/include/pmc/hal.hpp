@@ -1,92 +1,24 @@
-// The entry point: configuration, plugin discovery, CPU probing, backend and access selection.
+// The entry point: CPU probing, plugin discovery, backend and access selection (Hal::open).
 #pragma once
 
+#include <pmc/config.hpp>
 #include <pmc/cpu.hpp>
-#include <pmc/event.hpp>
+#include <pmc/encoding.hpp>
+#include <pmc/catalog.hpp>
 #include <pmc/export.hpp>
+#include <pmc/hal_events.hpp>
+#include <pmc/paths.hpp>
+#include <pmc/plugin.hpp>
 #include <pmc/pmu.hpp>
 #include <pmc/session.hpp>
 
 #include <filesystem>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pmc {
-
-// Where a setting came from: "default", "command line", "$PMC_CONFIG" or "file:line:column".
-struct Origin {
-  std::string where = "default";
-};
-
-struct Config {
-  std::string backend = "auto";                    // "auto" or a backend name
-  std::string access = "auto";                     // "auto" | "sim" | "perf" | "msr"
-  std::vector<std::filesystem::path> plugin_path;  // searched before the built-in directory
-  std::vector<std::filesystem::path> events_path;  // files or directories, loaded after built-ins
-  std::string cpu = "native";                      // "native", a CPUID dump or a CPU description file
-  std::vector<std::string> region_events;          // [regions] events: what regions count (docs/regions.md)
-  std::filesystem::path region_output;             // [regions] output: their JSON at exit (empty: none)
-  std::optional<std::filesystem::path> file;       // the config file read, if any
-  std::string found_by;                            // "--config", "$PMC_CONFIG", ... or "built-in defaults"
-  std::map<std::string, Origin> origin;            // key -> where its value came from
-};
-
-// Parses one config file; unknown keys, wrong types and unknown values are errors with
-// file:line:column. Relative paths in it are relative to the file's directory.
-PMC_API Config load_config(const std::filesystem::path& file);
-// The search order: explicit file, $PMC_CONFIG, $XDG_CONFIG_HOME/pmc/config.toml (or
-// ~/.config/pmc/config.toml), /etc/pmc/config.toml, built-in defaults.
-PMC_API Config find_config(const std::optional<std::filesystem::path>& explicit_file);
-
-// Where the installed (or built) library finds its plugins and data, relative to itself.
-struct Paths {
-  std::filesystem::path plugins;   // <libdir>/pmchal/plugins
-  std::filesystem::path events;    // <prefix>/share/pmchal/events
-  std::filesystem::path data;      // <prefix>/share/pmchal
-};
-PMC_API Paths default_paths();
-
-// Bundled data by bare name: "pentium-iii" names share/pmchal/cpuid/pentium-iii.txt, "p6-demo"
-// share/pmchal/workloads/p6-demo.toml. A name that is an existing file, or has a '/', is
-// returned as given (so a loader reports a missing file by the name the user gave).
-enum class DataKind { cpuid_dump, workload };
-PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
-
-// The rate of this machine's time-stamp counter (the `tsc` event). From CPUID 15H (crystal
-// clock * TSC/crystal ratio), else CPUID 16H (base frequency, MHz), else the hypervisor's
-// timing leaf (CPUID 40000010H), else the kernel's calibration (the perf mmap page's time
-// conversion), else measured against CLOCK_MONOTONIC_RAW since the first `tsc` event started,
-// to 100 ppm (sleeping only for what that interval lacks). Computed once per process.
-struct TscFrequency {
-  double hz = 0;              // 0 when this machine has no usable TSC
-  double uncertainty_hz = 0;  // half-width of the interval the true rate lies in
-  std::string method;         // "cpuid 15H...", "cpuid 16H...", "hypervisor...", "the kernel's...", "measured..."
-};
-PMC_API TscFrequency tsc_frequency();
-
-// The events pmchal counts itself, with any backend or none (docs/user-guide.md "HAL
-// events"): `tsc` and the OS software events.
-struct HalEventDescription {
-  std::string name;         // "context-switches"
-  std::string alias;        // perf's other spelling ("cs"), or ""
-  std::string unit;         // the Reading::unit of its counts: "ns", "ticks" or ""
-  std::string description;
-};
-PMC_API std::vector<HalEventDescription> hal_events();
-
-// One plugin file Hal::open found: a backend (a PMU's driver), a device model (a simulated
-// PMU), or a file that failed to load (error says why).
-enum class PluginKind { backend, model, unknown };
-struct PluginStatus {
-  std::filesystem::path file;
-  PluginKind kind = PluginKind::unknown;
-  std::string name;      // the backend's or model's name, when loaded
-  std::string description;
-  std::string error;     // empty when loaded
-};
 
 // The chosen backend.
 struct BackendInfo {

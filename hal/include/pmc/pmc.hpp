@@ -10,14 +10,25 @@
 //   Error        the one exception type (pmc::errc codes)
 #pragma once
 
+#include <pmc/catalog.hpp>
+#include <pmc/config.hpp>
 #include <pmc/cpu.hpp>
 #include <pmc/emulate.hpp>
+#include <pmc/encoding.hpp>
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
+#include <pmc/event_spec.hpp>
 #include <pmc/hal.hpp>
+#include <pmc/hal_events.hpp>
 #include <pmc/metrics.hpp>
+#include <pmc/paths.hpp>
+#include <pmc/plugin.hpp>
 #include <pmc/pmu.hpp>
 #include <pmc/profile.hpp>
+#include <pmc/reading.hpp>
 #include <pmc/region.hpp>
+#include <pmc/register_format.hpp>
+#include <pmc/schedule.hpp>
+#include <pmc/scope.hpp>
 #include <pmc/session.hpp>
 #include <pmc/workload.hpp>

@@ -2,7 +2,7 @@
 // verdict that chose it (Match).
 #pragma once
 
-#include <pmc/event.hpp>
+#include <pmc/catalog.hpp>
 #include <pmc/export.hpp>
 
 #include <cstdint>

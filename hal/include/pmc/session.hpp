@@ -1,10 +1,11 @@
 // Session: a set of events counted together on one PMU, through one access method.
 #pragma once
 
-#include <pmc/event.hpp>
+#include <pmc/encoding.hpp>
 #include <pmc/export.hpp>
-#include <pmc/pmu.hpp>
 #include <pmc/profile.hpp>
+#include <pmc/reading.hpp>
+#include <pmc/scope.hpp>
 #include <pmc/workload.hpp>
 
 #include <cstdint>
@@ -15,58 +16,6 @@
 #include <vector>
 
 namespace pmc {
-
-// One event's count. It carries the event's identity, so a reader need not re-parse strings:
-// `name` is the catalog event (or HAL event) it resolved to, `generic` the Linux perf generic
-// name it implements, if any ("instructions" for p6's INST_RETIRED), and `unit` what it counts.
-struct Reading {
-  std::string event;          // as added
-  std::string canonical;
-  std::string name;           // "INST_RETIRED", "task-clock"; "" for raw events
-  std::string generic;        // "instructions", "cycles", ...; "" when it implements none
-  bool hal = false;           // a HAL event (tsc, the OS software events), not the PMU's
-  std::uint64_t value = 0;    // 64-bit, wrap-corrected over the hardware width
-  // ns of wall-clock time the session was counting, and of it the time the event was on a
-  // counter; PMU events on access "sim": cycles of the simulated workload instead (the device
-  // has no clock)
-  std::uint64_t time_enabled = 0;
-  std::uint64_t time_running = 0;
-  bool extrapolated = false;
-  std::uint64_t granularity = 1;   // counts are multiples of this (interrupt-counting PMUs)
-  std::string unit;                // "" for plain counts
-  CounterKind counter_kind = CounterKind::general;
-  unsigned counter = 0;            // where it was scheduled (backend events only)
-  int cpu = -1;                    // Scope::each_cpu(): the CPU this reading is for; -1 otherwise
-};
-
-// Whose activity a session counts: the ideas of the pfm(7) open modes ONE / EACH / ALL and of
-// perf_event_open's pid and cpu arguments. Which access method can do what is in
-// docs/user-guide.md: access "sim" counts this thread only (one simulated CPU); the emulated
-// Alpha's pfm(7) open modes over several CPUs are the C shim's (<pmc/pfm.h>).
-struct PMC_API Scope {
-  enum class Kind {
-    thread,    // the thread that starts the session (default)
-    process,   // another process, by pid: each of its threads
-    cpu,       // everything that runs on one CPU
-    each_cpu,  // every online CPU, one reading per event and CPU
-    all_cpus,  // every online CPU, summed
-  };
-  Kind kind = Kind::thread;
-  int pid = 0;                  // Kind::process
-  int cpu = -1;                 // Kind::cpu
-  bool inherit = false;         // also count threads and child processes created later
-  bool enable_on_exec = false;  // Kind::process: counting begins when the process calls exec
-  bool one_thread = false;      // Kind::process: pid is a thread id, and only that thread counts
-
-  static Scope this_thread() { return {}; }
-  static Scope process(int pid, bool inherit = true) { return {Kind::process, pid, -1, inherit, false}; }
-  static Scope on_cpu(int cpu) { return {Kind::cpu, -1, cpu, false, false}; }
-  static Scope each_cpu() { return {Kind::each_cpu, -1, -1, false, false}; }
-  static Scope all_cpus() { return {Kind::all_cpus, -1, -1, false, false}; }
-  // One thread of any process, by its thread id (perf stat -t).
-  static Scope thread_id(int tid) { return {Kind::process, tid, -1, false, false, true}; }
-  [[nodiscard]] std::string describe() const;  // "this thread", "process 1234", "CPU 2", ...
-};
 
 namespace detail {
 class SessionImpl;
@@ -163,10 +112,5 @@ class PMC_API Session {
   friend struct detail::SessionAccess;  // the tests' way to the device model (not public API)
   std::unique_ptr<detail::SessionImpl> impl_;
 };
-
-// Assigns each event to a counter it allows, such that no counter is used twice (a bipartite
-// matching; an assignment is found whenever one exists). Returns, per event, the index into
-// pmu.counters. Throws no_counter naming the events that compete, when none exists.
-PMC_API std::vector<std::size_t> schedule(const PmuInfo& pmu, const std::vector<Encoding>& events);
 
 }  // namespace pmc

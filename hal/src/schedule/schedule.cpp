@@ -7,7 +7,7 @@
 // odd one after it; the few placements of such pairs are tried in turn, each with a matching of
 // the other events on the counters left.
 #include <pmc/error.hpp>
-#include <pmc/session.hpp>
+#include <pmc/schedule.hpp>
 
 #include <fmt/format.h>
 

@@ -3,6 +3,7 @@
 // shared_ptr to it, so a session may outlive the Hal object that created it.
 #pragma once
 
+#include "access_kind.hpp"
 #include "plugins.hpp"
 
 #include <pmc/cpu.hpp>
@@ -33,10 +34,11 @@ struct Context {
   CpuInfo cpu;
   PmuInfo pmu;
   EventCatalog catalog;
-  std::string access;         // "sim" | "perf" | "msr"
+  AccessKind access = AccessKind::sim;
   std::string access_reason;  // why that one
   std::string why;     // why this backend, or why none (for "needs a backend" errors)
   std::shared_ptr<const ModelRegistry> models;
+  std::vector<std::string> profiling_backends;  // loaded backends whose driver samples (for messages)
   [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
   [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
   // Builds the device model the PMU names for this CPU. Throws not_found naming the model and

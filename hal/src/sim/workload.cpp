@@ -87,7 +87,7 @@ std::errc parse_u64(std::string_view text, std::uint64_t& out) {
 }
 
 // One value of 'pc = [begin, end]' (`which` is "begin" or "end"): an integer >= 0, or a string
-// holding an unsigned 64-bit number, for addresses of 2^63 and above (Alpha KSEG) that a TOML
+// holding an unsigned 64-bit number, for addresses of 2^63 and above (kernel segments) that a TOML
 // integer, signed 64-bit, cannot hold.
 std::uint64_t pc_value(const toml::node& item, std::string_view which) {
   if (const auto* i = item.as_integer()) {
@@ -204,7 +204,7 @@ void parse_segment(const toml::table& seg, Workload& out) {
                           s.pc_begin, s.pc_end));
     }
   }
-  // The CPU and the process (Alpha 21064 model: pfm(7) open modes and PCNTLOGSELECT).
+  // The CPU and the process (models that select by process or CPU read them).
   s.cpu = static_cast<unsigned>(get_ranged(seg, "cpu", 0, 63, false, "0..63").value_or(0));
   s.pid = static_cast<std::uint64_t>(get_ranged(seg, "pid", 0, kInt64Max, false, ">= 0").value_or(0));
   s.parent =

@@ -1,4 +1,4 @@
-#include <pmc/hal.hpp>
+#include <pmc/paths.hpp>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 

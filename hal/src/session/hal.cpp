@@ -78,6 +78,7 @@ class HalImpl {
   std::vector<Candidate> candidates;
   std::string why;
   std::shared_ptr<ModelRegistry> models;
+  std::vector<std::string> profiling_backends;  // loaded backends whose driver samples
   std::shared_ptr<Context> ctx;  // null when no backend was chosen
   BackendInfo info;
   std::string access_reason;     // why ctx->access (or why no access method)
@@ -126,6 +127,8 @@ Hal Hal::open(const Config& config) {
   impl->models = std::make_shared<detail::ModelRegistry>();
   impl->models->dirs = dirs;
   for (const auto& p : impl->plugins) impl->models->add(p);
+  for (const auto& p : impl->plugins)
+    if (p.backend && p.backend->backend->profiling()) impl->profiling_backends.push_back(p.backend->name);
 
   // Each backend's data (probe table, [pmu]) and its verdict on this CPU.
   std::vector<Probed> probed;
@@ -210,8 +213,9 @@ Hal Hal::open(const Config& config) {
     ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
     ctx->models = impl->models;
     ctx->why = impl->why;
+    ctx->profiling_backends = impl->profiling_backends;
     const detail::AccessChoice choice =
-        detail::choose_access(config.access, origin_of(config, "access"), impl->cpu.source == "native",
+        detail::choose_access(config.access, origin_of(config, "access"), impl->cpu.native(),
                               verdict->match.matched(), verdict->backend, detail::find_perf_pmu());
     ctx->access = choice.access;
     ctx->access_reason = choice.reason;
@@ -272,7 +276,7 @@ const EventCatalog& Hal::events() const {
   return impl_->ctx->catalog;
 }
 
-std::string Hal::access() const { return impl_->ctx ? impl_->ctx->access : std::string(); }
+std::string Hal::access() const { return impl_->ctx ? std::string(detail::access_name(impl_->ctx->access)) : std::string(); }
 const std::string& Hal::access_reason() const { return impl_->access_reason; }
 
 Encoding Hal::encode(std::string_view event) const {
@@ -288,6 +292,7 @@ Session Hal::session(const Scope& scope) const {
   ctx->cpu = impl_->cpu;
   ctx->why = impl_->why;
   ctx->models = impl_->models;
+  ctx->profiling_backends = impl_->profiling_backends;
   return Session(std::make_unique<detail::SessionImpl>(std::move(ctx), scope));
 }
 

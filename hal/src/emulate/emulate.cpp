@@ -505,7 +505,7 @@ CacheHierarchy default_cache_hierarchy() {
 CacheHierarchy cache_hierarchy(const CpuInfo& given) {
   // A native reading holds the cache leaves only when asked for (cpu.cpp, kNativeLeaves).
   CpuInfo native;
-  const bool fill = given.isa == Isa::x86 && given.source == "native";
+  const bool fill = given.isa == Isa::x86 && given.native();
   if (fill) {
     native = given;
     for (std::uint32_t leaf : {0x02u, 0x04u, 0x80000005u, 0x80000006u, 0x8000001Du}) detail::read_native_leaf(native, leaf, 0);

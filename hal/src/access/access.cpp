@@ -51,30 +51,33 @@ PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
 
 AccessChoice choose_access(const std::string& configured, const std::string& origin, bool native,
                            bool backend_matches, const std::string& backend, const PerfPmuFacts& pmu) {
-  if (configured != "auto") {
+  if (const std::optional<AccessKind> given = parse_access(configured)) {
     std::string reason = fmt::format("access = \"{}\" ({})", configured, origin);
-    if (configured != "sim" && !native)
+    if (*given != AccessKind::sim && !native)
       reason += fmt::format("; the CPU is a CPUID dump, so a session with {} events fails: '{}' counts this "
                             "machine's PMU, not the dump's",
                             backend, configured);
-    return {configured, reason};
+    return {*given, reason};
   }
+  if (configured != "auto")
+    throw Error(errc::invalid_argument, fmt::format("access = \"{}\" ({}): not an access method (auto, sim, perf or msr)",
+                                                    configured, origin));
   const std::string head = fmt::format("access = \"auto\" ({}): ", origin);
   if (!native)
-    return {"sim", head + fmt::format("sim, because the CPU is a CPUID dump: its {} PMU can only be counted on the "
+    return {AccessKind::sim, head + fmt::format("sim, because the CPU is a CPUID dump: its {} PMU can only be counted on the "
                                       "simulated device",
                                       backend)};
   if (!pmu.exposed)
-    return {"sim", head + fmt::format("sim, because this machine exposes no hardware PMU to Linux perf ({} missing): "
+    return {AccessKind::sim, head + fmt::format("sim, because this machine exposes no hardware PMU to Linux perf ({} missing): "
                                       "the hypervisor (or the kernel) exposes no PMU to this machine, so hardware "
                                       "events cannot be counted for real here; {} events and workloads count on the "
                                       "simulated device",
                                       pmu.directory, backend)};
   if (!backend_matches)
-    return {"sim", head + fmt::format("sim, because the {} backend was named but does not match this CPU, so its "
+    return {AccessKind::sim, head + fmt::format("sim, because the {} backend was named but does not match this CPU, so its "
                                       "encodings would be wrong for the PMU Linux perf exposes ({})",
                                       backend, pmu.directory)};
-  return {"perf", head + fmt::format("perf, because Linux perf exposes the hardware PMU ({}{}) and the {} backend "
+  return {AccessKind::perf, head + fmt::format("perf, because Linux perf exposes the hardware PMU ({}{}) and the {} backend "
                                      "matches this CPU",
                                      pmu.directory, pmu.type.empty() ? "" : ", type " + pmu.type, backend)};
 }

@@ -80,7 +80,7 @@ class Access {
 // ---------------------------------------------------------------------------------------------
 // Access selection (Hal::open): what access = "auto" means, and the reason probe prints.
 struct AccessChoice {
-  std::string access;  // "sim" | "perf" | "msr"
+  AccessKind access = AccessKind::sim;
   std::string reason;
 };
 struct PerfPmuFacts {

@@ -6,7 +6,7 @@
 #include "root_safety.hpp"
 
 #include <pmc/error.hpp>
-#include <pmc/hal.hpp>
+#include <pmc/paths.hpp>
 #include <pmc/process.hpp>
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 
 #include "root_safety.hpp"
 
-#include <pmc/hal.hpp>
+#include <pmc/plugin.hpp>
 #include <pmc/sdk/backend.hpp>
 #include <pmc/sdk/model.hpp>
 

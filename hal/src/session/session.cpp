@@ -6,6 +6,7 @@
 #include "text.hpp"
 
 #include <pmc/error.hpp>
+#include <pmc/schedule.hpp>
 #include <pmc/session.hpp>
 
 #include <fmt/format.h>
@@ -27,6 +28,23 @@ std::string Scope::describe() const {
 }
 
 namespace detail {
+
+namespace {
+
+// Which loaded backends profile at counter interrupts, for the messages of the sessions that
+// cannot (the names come from the plugins, not from this file).
+std::string profilers(const Context& ctx) {
+  if (ctx.profiling_backends.empty()) return "no loaded backend does";
+  if (ctx.profiling_backends.size() == 1) return fmt::format("the {} backend does", ctx.profiling_backends.front());
+  return fmt::format("the backends {} do", join(ctx.profiling_backends));
+}
+
+std::string profile_on_workload(const Context& ctx) {
+  if (ctx.profiling_backends.empty()) return "no loaded backend samples at counter interrupts";
+  return fmt::format("a simulated PMU profiles with backend = \"{}\" on a workload", ctx.profiling_backends.front());
+}
+
+}  // namespace
 
 SessionImpl::SessionImpl(std::shared_ptr<const Context> context, Scope s, AccessOptions o)
     : ctx(std::move(context)), scope(s), options(std::move(o)) {}
@@ -163,9 +181,9 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
                               return names;
                             }()));
   }
-  if (ctx->access == "perf") return add_perf_event(spec);
+  if (ctx->access == AccessKind::perf) return add_perf_event(spec);
   Encoding enc = encode(spec);
-  if (ctx->access == "sim" && scope.kind != Scope::Kind::thread)
+  if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
     throw Error(errc::not_supported,
                 fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
                             "Session::run drives, not real activity, which needs access = \"perf\" ({})",
@@ -177,10 +195,10 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
   std::vector<std::size_t> groups = backend_groups_;
   groups.push_back(group);
   std::vector<EventSet> sets = plan_sets(backend, groups);  // throws: nothing changed
-  if (!registers_ && ctx->access == "msr") open_msr(spec);
-  if (!registers_ && ctx->access == "sim") open_sim();
+  if (!registers_ && ctx->access == AccessKind::msr) open_msr(spec);
+  if (!registers_ && ctx->access == AccessKind::sim) open_sim();
   if (!registers_)
-    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", spec.text, ctx->access));
+    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", spec.text, access_name(ctx->access)));
   registers_->assign(backend, std::move(sets));
   // Committed.
   encodings.push_back(std::move(enc));
@@ -254,7 +272,7 @@ std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backen
 // thread: the CPU it runs on now, where it stays pinned), after checking that nobody else is
 // using the PMU.
 void SessionImpl::open_msr(const EventSpec& spec) {
-  if (ctx->cpu.source != "native")
+  if (!ctx->cpu.native())
     throw Error(errc::not_supported,
                 fmt::format("event '{}': access 'msr' programs this machine's PMU, but the session is for the CPU of "
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
@@ -284,7 +302,7 @@ void SessionImpl::open_msr(const EventSpec& spec) {
 // so a set the PMU cannot hold at once is refused with the same message as on the other
 // accesses (one group would never be scheduled), and readings say which counter it planned.
 void SessionImpl::add_perf_event(const EventSpec& spec) {
-  if (ctx->cpu.source != "native")
+  if (!ctx->cpu.native())
     throw Error(errc::not_supported,
                 fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
@@ -322,7 +340,7 @@ void SessionImpl::profile(const ProfileRequest& request) {
     perf_profile_ = false;
     return;
   }
-  if (!ctx->loaded || ctx->access == "perf" || sampling_events_ > 0) {
+  if (!ctx->loaded || ctx->access == AccessKind::perf || sampling_events_ > 0) {
     if (request.pc && request.pc->start >= request.pc->end)
       throw Error(errc::invalid_argument,
                   fmt::format("the PC range [{:#x}, {:#x}) is empty", request.pc->start, request.pc->end));
@@ -335,13 +353,13 @@ void SessionImpl::profile(const ProfileRequest& request) {
   if (!driver)
     throw Error(errc::not_supported,
                 fmt::format("backend '{}' collects no profiles: its driver does not sample at counter interrupts (it "
-                            "has no pmc::ProfilingDriver); the alpha21064_sim backend does",
-                            ctx->pmu.name));
-  if (ctx->access != "sim")
+                            "has no pmc::ProfilingDriver); {}",
+                            ctx->pmu.name, profilers(*ctx)));
+  if (ctx->access != AccessKind::sim)
     throw Error(errc::not_supported,
                 fmt::format("profiling needs the counters' overflow interrupts, which access '{}' cannot receive in "
                             "user space; backend '{}' profiles with access = \"sim\" on a simulated workload",
-                            ctx->access, ctx->pmu.name));
+                            access_name(ctx->access), ctx->pmu.name));
   driver->check_profile(ctx->pmu_context(), request);  // throws: nothing changed
   open_sim();  // the driver samples on the device model
   registers_->set_profile(driver, request);
@@ -409,7 +427,7 @@ std::vector<PcProfile> SessionImpl::pc_profiles() {
     if (!profile_request.pc || !perf_profiled_) return out;
     const PcRange& range = *profile_request.pc;
     const std::uint64_t bytes = range.end - range.start;
-    std::uint64_t bucket = 16;  // the Alpha's; doubled until at most 2^20 buckets
+    std::uint64_t bucket = 16;  // 16-byte buckets (as the simulated profilers'); doubled until at most 2^20 buckets
     while ((bytes + bucket - 1) / bucket > (std::uint64_t{1} << 20)) bucket *= 2;
     for (const PerfSamples& s : merged_samples()) {
       PcProfile p;
@@ -448,9 +466,8 @@ void SessionImpl::start_slowly() {
                             "sampling period in ns (cpu-clock:period=100000){}",
                             ctx->loaded ? std::string()
                                         : fmt::format(" (a PMU's counter interrupts need a backend, and no backend "
-                                                      "matches this CPU ({}); a simulated PMU profiles with backend "
-                                                      "= \"alpha21064_sim\" on a workload)",
-                                                      describe(ctx->cpu))));
+                                                      "matches this CPU ({}); {})",
+                                                      describe(ctx->cpu), profile_on_workload(*ctx))));
   if (!profile_request.empty() && !perf_profile_ && backend_events_.empty())
     throw Error(errc::invalid_argument,
                 "the session profiles at counter interrupts but counts no PMU event; add one (cycles, for example)");
@@ -636,10 +653,10 @@ WorkloadRun SessionImpl::run(const Workload& workload) {
   if (!ctx->loaded)
     throw Error(errc::not_supported,
                 fmt::format("a simulated workload runs on a backend's device model, and no backend was chosen: {}", ctx->why));
-  if (ctx->access != "sim")
+  if (ctx->access != AccessKind::sim)
     throw Error(errc::not_supported,
                 fmt::format("a simulated workload needs access \"sim\"; this session counts through access '{}'",
-                            ctx->access));
+                            access_name(ctx->access)));
   open_sim();
   Device& device = *this->device();
   unsigned width = 64;
@@ -750,7 +767,7 @@ WorkloadRun SessionImpl::run(const Workload& workload) {
 // anything runs; then the file is read again and run() counts it batch by batch, the session
 // kept running between batches, so the memory held is one batch whatever the length.
 WorkloadRun SessionImpl::run(WorkloadReader& reader) {
-  if (!ctx->loaded || ctx->access != "sim") return run(Workload{});  // run()'s refusal
+  if (!ctx->loaded || ctx->access != AccessKind::sim) return run(Workload{});  // run()'s refusal
   unsigned width = 64;
   for (const auto& c : ctx->pmu.counters) width = std::min(width, c.width);
   if (width < 2) return run(Workload{});

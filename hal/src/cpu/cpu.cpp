@@ -312,7 +312,9 @@ CpuInfo read_native_cpu() {
     if (h0.eax >= kHypervisorTiming && h0.eax <= kHypervisorBase + 0xFF)
       t.set(kHypervisorTiming, 0, native_cpuid(kHypervisorTiming, 0));
   }
-  return decode_cpuid(std::move(t), "native");
+  CpuInfo cpu = decode_cpuid(std::move(t), "native");
+  cpu.from = CpuSource::native;
+  return cpu;
 #elif defined(__aarch64__)
   return detail::read_native_arm("/proc/cpuinfo", "/sys");
 #else
@@ -419,8 +421,10 @@ CpuInfo parse_cpu_description(std::string_view text, const std::string& name) {
   const std::uint64_t midr = reg("midr_el1", 32);
   const std::uint64_t dfr0 = reg("id_aa64dfr0_el1", 64);
   const std::uint64_t pmcr = reg("pmcr_el0", 32);
-  return decode_arm(static_cast<std::uint32_t>(midr), dfr0, static_cast<std::uint32_t>(pmcr),
-                    detail::get_string(doc, "name").value_or(""), name);
+  CpuInfo cpu = decode_arm(static_cast<std::uint32_t>(midr), dfr0, static_cast<std::uint32_t>(pmcr),
+                           detail::get_string(doc, "name").value_or(""), name);
+  cpu.from = CpuSource::description;
+  return cpu;
 }
 
 namespace {
@@ -534,6 +538,7 @@ CpuInfo read_native_arm(const std::filesystem::path& proc_cpuinfo, const std::fi
   // PMUVer (ID_AA64DFR0_EL1[11:8]) = 1 when Linux drives a PMUv3, else 0; N unknown.
   CpuInfo cpu = decode_arm(midr.value_or(0), pmu ? 0x100u : 0u, 0, "", "native");
   cpu.arm.pmu_inferred = true;
+  cpu.from = CpuSource::native;
   if (!midr) cpu.vendor = "unknown";
   return cpu;
 }
@@ -545,6 +550,7 @@ CpuInfo native_other() {
   cpu.vendor = "unknown";
   if (uname(&u) == 0) cpu.brand = u.machine;
   cpu.source = "native";
+  cpu.from = CpuSource::native;
   return cpu;
 }
 
@@ -580,7 +586,7 @@ bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }
 
 void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
 #if PMC_HAVE_CPUID
-  if (cpu.isa != Isa::x86 || cpu.source != "native" || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
+  if (cpu.isa != Isa::x86 || !cpu.native() || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
   const bool extended = leaf >= kExtBase;
   if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
   read_leaf(cpu.raw, leaf);

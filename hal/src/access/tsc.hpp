@@ -12,7 +12,7 @@
 
 #include <pmc/cpu.hpp>
 #include <pmc/export.hpp>
-#include <pmc/hal.hpp>
+#include <pmc/hal_events.hpp>
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,12 @@
 #include "config.hpp"
+
+#include "access_kind.hpp"
 #include "root_safety.hpp"
 #include "toml_util.hpp"
 
 #include <pmc/error.hpp>
-#include <pmc/hal.hpp>
+#include <pmc/config.hpp>
+#include <pmc/paths.hpp>
 
 #include <fmt/format.h>
 
@@ -51,7 +54,7 @@ Config detail::parse_config(std::string_view text, const fs::path& file) {
     mark("backend");
   }
   if (auto access = detail::get_string(doc, "access")) {
-    if (*access != "auto" && *access != "sim" && *access != "perf" && *access != "msr")
+    if (*access != "auto" && !parse_access(*access))
       detail::fail_at(detail::node_of(doc, "access"), errc::invalid_argument,
                       fmt::format("unknown access '{}' (expected auto, sim, perf or msr)", *access));
     cfg.access = *access;

@@ -2,7 +2,7 @@
 // root-safety check) and parses it here; the fuzz target feeds text directly.
 #pragma once
 
-#include <pmc/hal.hpp>
+#include <pmc/config.hpp>
 
 #include <filesystem>
 #include <string_view>

@@ -1,0 +1,29 @@
+// Encoding: what an event string gives on one PMU.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pmc {
+
+struct EventDef;
+
+// The result of encoding one event string. Pure: the same input gives the same bits.
+struct Encoding {
+  std::string event;                  // the string as given
+  std::string canonical;              // "p6::L2_LD:M:E:S:I:u=1:k=1:e=0:i=0:c=0"
+  std::string name;                   // the catalog event's name ("INST_RETIRED"); "" for raw events
+  std::string generic;                // the perf generic name it implements ("instructions"), or ""
+  std::uint64_t config = 0;           // event-select value as the driver programs it
+  std::vector<unsigned> counters;     // general counters allowed (never empty unless fixed-only)
+  std::optional<unsigned> fixed;      // fixed counter that can count it, if any
+  std::uint64_t fixed_control = 0;    // control bits for the fixed counter, if any
+  bool interrupt = false;             // overflow interrupt requested
+  bool merge = false;                 // needs an even counter and its odd neighbour
+  std::uint64_t granularity = 1;      // counts are multiples of this (interrupt-counting PMUs)
+  const EventDef* def = nullptr;      // catalog entry (valid while the catalog lives)
+};
+
+}  // namespace pmc

@@ -1,0 +1,25 @@
+// Where the library finds its plugins and data, and bundled data by bare name.
+#pragma once
+
+#include <pmc/export.hpp>
+
+#include <filesystem>
+#include <string_view>
+
+namespace pmc {
+
+// Where the installed (or built) library finds its plugins and data, relative to itself.
+struct Paths {
+  std::filesystem::path plugins;   // <libdir>/pmchal/plugins
+  std::filesystem::path events;    // <prefix>/share/pmchal/events
+  std::filesystem::path data;      // <prefix>/share/pmchal
+};
+PMC_API Paths default_paths();
+
+// Bundled data by bare name: "pentium-iii" names share/pmchal/cpuid/pentium-iii.txt, "p6-demo"
+// share/pmchal/workloads/p6-demo.toml. A name that is an existing file, or has a '/', is
+// returned as given (so a loader reports a missing file by the name the user gave).
+enum class DataKind { cpuid_dump, workload };
+PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
+
+}  // namespace pmc
