@@ -87,12 +87,12 @@ void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
   const std::uint64_t sel = evtsel_[i];
   // EN, then (v2+) GLOBAL_CTRL[i], then USR (CPL 1-3; the workload's user mode is CPL 3) or OS
   // (CPL 0) [4].
-  if ((sel & kEn) == 0) return;
+  if (!x86::enabled(sel)) return;
   if (has_global() && ((global_ctrl_ >> i) & 1U) == 0) return;
   if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
 
-  const unsigned event = static_cast<unsigned>(sel & kEventMask);
-  const unsigned umask = static_cast<unsigned>(sel >> kUmaskShift) & 0xFF;
+  const unsigned event = x86::event_select(sel);
+  const unsigned umask = x86::unit_mask(sel);
   // Which signal the event select reads [7a]. An architectural event (index j < EAX[31:24])
   // that EBX marks unavailable counts nothing [U]; an enumerated one counts its generic signal.
   // An encoding that is not an enumerated architectural event on this CPU (j >= EAX[31:24], or
@@ -143,7 +143,7 @@ void ArchPerfDevice::overflow(unsigned status_bit, bool pmi, counting::u128 wrap
   // v2+: the overflow sets GLOBAL_STATUS whether or not a PMI is requested [4, U (recommended)].
   if (has_global()) global_status_ |= std::uint64_t{1} << status_bit;
   // Each wrap with INT / the fixed PMI bit raises one PMI through the local APIC LVTPC [4].
-  if (pmi) interrupts_ = counting::saturating_add(interrupts_, wraps);
+  if (pmi) raise_pmis(wraps);
 }
 
 }  // namespace pmc::sim

@@ -230,8 +230,7 @@ std::string ArchPerfDevice::missing_reason(std::uint32_t msr) const {
 }
 
 void ArchPerfDevice::no_such_msr(std::string_view op, std::uint32_t msr) const {
-  throw Error(errc::register_fault,
-              fmt::format("#GP: {} of MSR {:#x}: {}", op, msr, missing_reason(msr)));
+  x86::msr_fault(op, msr, missing_reason(msr));
 }
 
 }  // namespace pmc::sim

@@ -19,10 +19,8 @@ using counting::width_mask;
 
 namespace {
 
-[[noreturn]] void fault(std::string_view reg, std::uint32_t msr, std::uint64_t value,
-                        const std::string& detail) {
-  throw Error(errc::register_fault,
-              fmt::format("#GP: wrmsr {} (MSR {:#x}) = {:#x}: {}", reg, msr, value, detail));
+[[noreturn]] void fault(std::string_view reg, std::uint32_t msr, std::uint64_t value, std::string_view detail) {
+  x86::wrmsr_fault(reg, msr, value, detail);
 }
 
 }  // namespace
@@ -35,7 +33,7 @@ std::uint64_t ArchPerfDevice::inuse() const {
   bool pmi = false;
   for (unsigned n = 0; n < gp_end_; ++n) {
     if (!has_gp(n)) continue;
-    if ((evtsel_[n] & kEventMask) != 0) v |= std::uint64_t{1} << n;
+    if (x86::event_select(evtsel_[n]) != 0) v |= std::uint64_t{1} << n;
     pmi = pmi || counting::evtsel::interrupts(evtsel_[n]);
   }
   for (unsigned i = 0; i < kMaxFixed; ++i) {
@@ -83,9 +81,7 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
 
   // IA32_PMCi: EAX[31:0] sign-extended to the counter width; EDX ignored [4].
   if (gp_msr(msr, kPmc0)) {
-    std::uint64_t v = value & 0xFFFFFFFFULL;
-    if ((v & 0x80000000ULL) != 0) v |= 0xFFFFFFFF00000000ULL;
-    pmc_[msr - kPmc0] = v & width_mask(gp_width_);
+    pmc_[msr - kPmc0] = x86::sign_extended_write(value, gp_width_);
     return;
   }
   // IA32_A_PMCi: the full width, no sign extension; a bit above the width is a #GP [4, U].
@@ -233,21 +229,10 @@ std::uint64_t ArchPerfDevice::rdpmc(std::uint32_t index) {
       why = fmt::format("ECX[31:16] = {:#x} is no counter type (0 general-purpose, 0x4000 fixed)",
                         type);
     }
-    throw Error(errc::register_fault,
-                fmt::format("#GP: RDPMC with ECX = {:#x}: {}", index, why));
+    x86::rdpmc_fault(index, why);
   }
-  if (reader_cpl_ > 0 && !cr4_pce_) {
-    throw Error(errc::register_fault,
-                fmt::format("#GP: RDPMC at CPL {} with CR4.PCE = 0", reader_cpl_));
-  }
+  check_rdpmc_privilege();
   return value;  // EDX:EAX, unimplemented high bits 0
-}
-
-void ArchPerfDevice::set_reader_cpl(unsigned cpl) {
-  if (cpl > 3) {
-    throw Error(errc::invalid_argument, fmt::format("CPL {} does not exist (0..3)", cpl));
-  }
-  reader_cpl_ = cpl;
 }
 
 }  // namespace pmc::sim

@@ -15,12 +15,9 @@
 
 namespace pmc::sim::archperf {
 
-// IA32_PERFEVTSELx fields [3]. USR, OS, E, INT, INV and CMASK, at the P6's bits, are
-// counting::evtsel's.
-inline constexpr std::uint64_t kEventMask = 0xFF;        // 7:0
-inline constexpr unsigned kUmaskShift = 8;               // 15:8
+// IA32_PERFEVTSELx fields [3]. EventSelect, UMASK and EN (per counter) are x86_pmu.hpp's; USR,
+// OS, E, INT, INV and CMASK, at the P6's bits, are counting::evtsel's.
 inline constexpr std::uint64_t kAnyThread = 1ULL << 21;  // v3+, unless deprecated
-inline constexpr std::uint64_t kEn = 1ULL << 22;         // per-counter enable
 // 63:32: reserved. The model-specific bits there (IN_TX 32, IN_TXCP 33, adaptive PEBS 34) belong
 // to parts with TSX / PEBS, which the model does not have [U].
 inline constexpr std::uint64_t kSelHigh = 0xFFFFFFFF00000000ULL;
