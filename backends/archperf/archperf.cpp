@@ -71,8 +71,6 @@ constexpr std::uint32_t kGlobalCtrl = 0x38F;        // IA32_PERF_GLOBAL_CTRL
 constexpr std::uint32_t kGlobalOvfCtrl = 0x390;     // GLOBAL_OVF_CTRL (v2-3) = STATUS_RESET (v4+)
 constexpr std::uint32_t kGlobalStatusSet = 0x391;   // IA32_PERF_GLOBAL_STATUS_SET (v4+)
 
-constexpr std::uint64_t kEn = 1ull << 22;  // IA32_PERFEVTSELx EN
-constexpr int kScore = 20;            // above p6 (10): p6 refuses version >= 1 anyway
 
 std::uint64_t width_mask(unsigned width) { return width >= 64 ? ~0ull : (1ull << width) - 1; }
 
@@ -81,7 +79,7 @@ bool contains(const std::vector<std::uint32_t>& v, std::uint32_t x) { return std
 // ---------------------------------------------------------------------------------------------
 class ArchPerfBackend final : public Backend {
  public:
-  Match probe(const CpuInfo& cpu, const EventCatalog&) const override {
+  Match probe(const CpuInfo& cpu, const EventCatalog& data) const override {
     Match m;
     const std::string who = probe_subject(cpu);
     try {
@@ -91,7 +89,7 @@ class ArchPerfBackend final : public Backend {
         if (cpu.is_intel() && cpu.family == 6 && cpu.arch.version == 0) m.reason += " (P6-family parts are p6's)";
         return m;
       }
-      m.score = kScore;
+      m.score = data.pmu().score;  // archperf.toml: 20, above p6's 10 (p6 refuses version >= 1 anyway)
       m.cpu_tag = fmt::format("v{}", std::min(g.version, 5u));
       m.reason = fmt::format("{}: architectural perfmon version {}: {}", who, g.version, summary(g));
       for (const auto& n : g.notes) m.reason += "; " + n;
@@ -104,7 +102,7 @@ class ArchPerfBackend final : public Backend {
   PmuInfo pmu(const CpuInfo& cpu, const EventCatalog& data, const Match&) const override {
     const Geometry g = geometry(cpu);
     PmuInfo p;
-    p.name = "archperf";
+    p.name = data.backend();
     p.device_model = data.pmu().model;
     p.reserved = data.pmu().reserved;
     p.cpu_tag = fmt::format("v{}", std::clamp(g.version, 1u, 5u));
@@ -146,6 +144,7 @@ class ArchPerfBackend final : public Backend {
     // Version 2+: PERF_GLOBAL_CTRL resets to "all general counters on", and the selects below
     // carry EN: switch everything off first.
     if (global) regs.write(kGlobalCtrl, 0);
+    const std::uint64_t en = select_bits(ctx.catalog).en;
     std::uint64_t fixed_ctrl = 0, status = 0;
     bool any_fixed = false;
     for (const auto& c : pmu.counters) {
@@ -156,7 +155,7 @@ class ArchPerfBackend final : public Backend {
       std::uint64_t sel = 0;
       for (const auto& a : set)
         if (a.counter->kind == CounterKind::general && a.counter->index == c.index)
-          sel = global ? (a.encoding->config | kEn) : (a.encoding->config & ~kEn);
+          sel = global ? (a.encoding->config | en) : (a.encoding->config & ~en);
       regs.write(c.control_msr, sel);
     }
     for (const auto& a : set) {
@@ -178,8 +177,9 @@ class ArchPerfBackend final : public Backend {
       regs.write(kGlobalCtrl, enable_bits(set));
       return;
     }
+    const std::uint64_t en = select_bits(ctx.catalog).en;
     for (const auto& a : set)  // version 1: each counter's own EN
-      regs.write(a.counter->control_msr, a.encoding->config | kEn);
+      regs.write(a.counter->control_msr, a.encoding->config | en);
   }
 
   void stop(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
@@ -187,7 +187,8 @@ class ArchPerfBackend final : public Backend {
       regs.write(kGlobalCtrl, 0);
       return;
     }
-    for (const auto& a : set) regs.write(a.counter->control_msr, a.encoding->config & ~kEn);
+    const std::uint64_t en = select_bits(ctx.catalog).en;
+    for (const auto& a : set) regs.write(a.counter->control_msr, a.encoding->config & ~en);
   }
 
   void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {

@@ -57,6 +57,14 @@ struct Facts {
 // smallest architectural PMU: version 1, the seven events).
 Facts facts_of(const CpuInfo& cpu);
 
+// The IA32_PERFEVTSELx bits encode() and the driver use, from archperf.toml's [format] (fact
+// sheet section 3): the data declares the layout, the code does not repeat it.
+struct SelectBits {
+  std::uint64_t usr = 0, os = 0, edge = 0, pc = 0, intr = 0, any = 0, en = 0, inv = 0, cmask = 0;
+};
+// Throws not_supported naming a field the catalog's [format] lacks.
+SelectBits select_bits(const EventCatalog& catalog);
+
 // Backend::encode for archperf (encode.cpp): the catalog or a raw rUUEE event, checked against
 // the CPU's EBX vector and AnyThread state, with EN set.
 Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx);

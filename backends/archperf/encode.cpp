@@ -16,18 +16,8 @@ namespace pmc::archperf {
 
 namespace {
 
-// IA32_PERFEVTSELx bits (fact sheet section 3).
-constexpr std::uint64_t kEdge = 1ull << 18;
-constexpr std::uint64_t kPc = 1ull << 19;
-constexpr std::uint64_t kInt = 1ull << 20;
-constexpr std::uint64_t kAny = 1ull << 21;
-constexpr std::uint64_t kEn = 1ull << 22;
-constexpr std::uint64_t kInv = 1ull << 23;
-constexpr std::uint64_t kCmask = 0xFFull << 24;
-constexpr std::uint64_t kUsr = 1ull << 16;
-constexpr std::uint64_t kOs = 1ull << 17;
-
-// IA32_FIXED_CTR_CTRL field bits (per counter, at 4i).
+// IA32_FIXED_CTR_CTRL field bits (per counter, at 4i; fact sheet section 3). The data schema
+// has no layout for this register: archperf.toml's [format] is IA32_PERFEVTSELx's.
 constexpr std::uint64_t kFixedOs = 1;
 constexpr std::uint64_t kFixedUsr = 2;
 constexpr std::uint64_t kFixedAny = 4;
@@ -100,7 +90,30 @@ void check_available(const EventSpec& spec, const EventDef& def, const ArchEvent
 
 }  // namespace
 
+SelectBits select_bits(const EventCatalog& catalog) {
+  const RegisterFormat& format = catalog.format();
+  auto mask = [&](std::string_view field) {
+    const auto f = format.field(field);
+    if (!f)
+      throw Error(errc::not_supported,
+                  fmt::format("archperf.toml's [format] has no field '{}' (an IA32_PERFEVTSELx field)", field));
+    return f->mask();
+  };
+  SelectBits b;
+  b.usr = mask("usr");
+  b.os = mask("os");
+  b.edge = mask("edge");
+  b.pc = mask("pc");
+  b.intr = mask("int");
+  b.any = mask("any");
+  b.en = mask("en");
+  b.inv = mask("inv");
+  b.cmask = mask("cmask");
+  return b;
+}
+
 Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
+  const SelectBits bits = select_bits(ctx.catalog);
   const EventCatalog& catalog = ctx.catalog;
   const PmuInfo& pmu = ctx.pmu;
   const Facts f = facts_of(ctx.cpu);
@@ -127,12 +140,12 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   e.event = given.text;
 
   // 3. Bits an event may not set, and AnyThread.
-  if (e.config & (kPc | kInt | kEn | (0xFFFFFFFFull << 32)))
+  if (e.config & (bits.pc | bits.intr | bits.en | pmu.reserved))
     throw Error(errc::invalid_argument,
                 fmt::format("event '{}' encodes to 0x{:X}, which sets bits an event select may not set (PC, INT, "
                             "EN, or 63:32)",
                             given.text, e.config));
-  if (e.config & kAny) {
+  if (e.config & bits.any) {
     const EventModifier* t = given.modifier("t");
     const std::size_t column = t ? t->column : 0;
     if (f.any == AnyThread::reserved)
@@ -153,7 +166,7 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   }
 
   // 4. The fixed counter: no edge, invert or threshold logic there.
-  if (e.fixed && (e.config & (kEdge | kInv | kCmask))) {
+  if (e.fixed && (e.config & (bits.edge | bits.inv | bits.cmask))) {
     e.fixed.reset();
     if (e.counters.empty())
       throw Error(errc::no_counter,
@@ -161,9 +174,9 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
                               "e, i and c need a general counter, and this event can use only a fixed counter"));
   }
   if (e.fixed)
-    e.fixed_control = ((e.config & kOs) ? kFixedOs : 0) | ((e.config & kUsr) ? kFixedUsr : 0) |
-                      ((e.config & kAny) ? kFixedAny : 0);
-  e.config |= kEn;
+    e.fixed_control = ((e.config & bits.os) ? kFixedOs : 0) | ((e.config & bits.usr) ? kFixedUsr : 0) |
+                      ((e.config & bits.any) ? kFixedAny : 0);
+  e.config |= bits.en;
   e.interrupt = false;
   return e;
 }
