@@ -1,6 +1,6 @@
 // The OSF/1 pfm(7) pseudo-device of an emulated Alpha 21064 multiprocessor (PfmDriver,
 // alpha21064.hpp): open modes, the ioctls and read(2) over the CPUs' Alpha21064Device. The C
-// shim <pmc/pfm.h> (backends/alpha21064_sim/pfm/pfm.cpp) is its user-space face.
+// shim <pmc/pfm.h> (sim/models/alpha21064/pfm/pfm.cpp) is its user-space face.
 //
 // Sources: docs/hardware/alpha21064.md ("sheet", by section) and the OSF/1 3.0 pfm(7) manual
 // page ("pfm(7)"). The chip's policies [U1]..[U11] are listed at the top of
