@@ -83,9 +83,10 @@ class P6Backend final : public Backend {
     if (cpu.model == 1 && cpu.stepping < 9)
       m.reason += fmt::format("; stepping {} has PPro erratum 26 (RDPMC unreliable), counters are read with RDMSR",
                               cpu.stepping);
-    if (misc_enable(data, m.cpu_tag))
-      m.reason += "; counting needs IA32_MISC_ENABLE (0x1A0) bit 7 (performance monitoring available, set by "
-                  "firmware), checked before the counters are programmed";
+    if (const RegisterDecl* misc = misc_enable(data, m.cpu_tag))
+      m.reason += fmt::format("; counting needs {} (0x{:X}) bit 7 (performance monitoring available, set by "
+                              "firmware), checked before the counters are programmed",
+                              misc->name, misc->address);
     return m;
   }
 
@@ -127,8 +128,8 @@ class P6Backend final : public Backend {
     if (value >= (1ull << 31) && value < top - (1ull << 31))
       throw Error(errc::invalid_argument,
                   fmt::format("P6 counter {} cannot be preset to 0x{:X}: a write keeps bits 31:0 and copies bit 31 "
-                              "into bits 39:32, so only values below 2^31 or from 2^40-2^31 up can be written",
-                              c.index, value));
+                              "into bits {}:32, so only values below 2^31 or from 2^{}-2^31 up can be written",
+                              c.index, value, c.width - 1, c.width));
     regs.write(c.counter_msr, value & 0xFFFFFFFFull);
   }
 };
