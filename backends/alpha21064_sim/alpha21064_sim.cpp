@@ -32,7 +32,7 @@
 // the items (PFM_COUNTERS, plus PFM_IPL and PFM_PROFILING as asked) and the range
 // (PCNTSETUADDR / PCNTSETKADDR); the driver's buffer covers less than 2^24 bytes.
 //
-// The device model's register map (sim/include/pmc/sim/alpha21064.hpp; the RegisterFile is the
+// The device model's register map (sim/models/alpha21064/alpha21064.hpp; the RegisterFile is the
 // driver's path to PALcode and the interrupt handler): 0 ICCSR, 1 and 2 the interrupt counts of
 // counter 0 and 1, 4 PERFMON (1 enable, 0 disable), 5 LOG (1 all, 2 selected processes),
 // 6 ITEMS (1 counters, 2 IPL, 4 profiling), 7 PROFILE (0 off, 1 user, 2 kernel) over

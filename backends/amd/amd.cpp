@@ -13,7 +13,8 @@
 //    six, the default the KVM PMU selftest promises, amd.md 2.2). A Zen or family 15h CPU whose
 //    CPUID reports neither extension (a KVM guest, data/cpuid/amd-zen4-kvm.txt) still matches,
 //    with the legacy layout, and the probe's reason says the CPUID hides the PMU extensions
-//    (amd.md 1.5).
+//    (amd.md 1.5); which parts have them by design is amd.toml's (the `cpus` of the
+//    PerfCtrExtCore counter group and of the PerfMonV2 registers).
 //  - The msr allowlist (PmuInfo::registers): the chosen group's MSRs, the legacy MSRs that mirror
 //    PERF_CTL/CTR 0-3 with PerfCtrExtCore (amd.md 2.2), and the PerfMonV2 global registers
 //    0xC0000300-0xC0000303 only when the CPUID bit says so (amd.md 2.3), whatever the tag.
@@ -84,10 +85,24 @@ constexpr std::uint64_t kMergeFallback = 0xFFF;      // PMCxFFF, when the data h
 
 bool bit(std::uint32_t v, unsigned n) { return ((v >> n) & 1u) != 0; }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool names(const std::vector<std::string>& cpus, std::string_view tag) {
+  return !tag.empty() && std::find(cpus.begin(), cpus.end(), tag) != cpus.end();
+}
 
-// Tags of the parts that always have PerfCtrExtCore (amd.md 1.3): family 15h and every Zen.
-bool has_ext_core_by_design(std::string_view tag) { return tag == "fam15h" || starts_with(tag, "zen"); }
+// Whether the parts of this tag have PerfCtrExtCore by design (amd.md 1.3: family 15h and every
+// Zen): amd.toml's PerfCtrExtCore counter group (control register 0xC0010200) names the tag.
+bool has_ext_core_by_design(const EventCatalog& data, std::string_view tag) {
+  return std::any_of(data.pmu().counters.begin(), data.pmu().counters.end(), [&](const CounterGroup& g) {
+    return g.kind == CounterKind::general && g.control == kCtl0 && names(g.cpus, tag);
+  });
+}
+
+// Whether the parts of this tag have PerfMonV2 by design (amd.md 2.3: Zen 4 and later): amd.toml
+// declares PerfCntrGlobalCtl (0xC0000301) for the tag.
+bool has_perfmon_v2_by_design(const EventCatalog& data, std::string_view tag) {
+  return std::any_of(data.pmu().registers.begin(), data.pmu().registers.end(),
+                     [&](const RegisterDecl& r) { return r.address == kGlobalCtl && names(r.cpus, tag); });
+}
 
 // ---------------------------------------------------------------------------------------------
 // The geometry, from CPUID alone (amd.md 1.5, 2.2, 2.3).
@@ -98,7 +113,7 @@ struct Geometry {
   std::vector<std::string> notes;
 };
 
-Geometry geometry(const CpuInfo& cpu, std::string_view tag) {
+Geometry geometry(const CpuInfo& cpu, const EventCatalog& data, std::string_view tag) {
   Geometry g;
   const AmdPerfmon& a = cpu.amd;
   g.ext_core = a.perfctr_core;
@@ -118,14 +133,15 @@ Geometry geometry(const CpuInfo& cpu, std::string_view tag) {
   }
   const auto leaf1 = cpu.raw.get(1);
   const bool hypervisor = leaf1 && bit(leaf1->ecx, 31);
-  if (!g.ext_core && has_ext_core_by_design(tag)) {
+  const bool v2_by_design = has_perfmon_v2_by_design(data, tag);
+  if (!g.ext_core && has_ext_core_by_design(data, tag)) {
     g.notes.push_back(fmt::format("CPUID hides the PMU extensions: PerfCtrExtCore (0x80000001:ECX[23]) is clear and "
                                   "there is no PerfMonV2 (0x80000022:EAX[0]), though this part has {}{}",
-                                  tag == "zen4" || tag == "zen5" ? "both" : "PerfCtrExtCore",
+                                  v2_by_design ? "both" : "PerfCtrExtCore",
                                   hypervisor ? " (CPUID.1:ECX[31]: a hypervisor's guest, whose CPUID the hypervisor "
                                                "emulates)"
                                              : ""));
-  } else if (g.ext_core && !g.v2 && (tag == "zen4" || tag == "zen5")) {
+  } else if (g.ext_core && !g.v2 && v2_by_design) {
     g.notes.push_back(fmt::format("CPUID does not report PerfMonV2 (0x80000022:EAX[0]), which Zen 4 and later "
                                   "have{}: no global control registers",
                                   hypervisor ? " (a hypervisor's guest)" : ""));
@@ -262,7 +278,7 @@ class AmdBackend final : public Backend {
     Match m = probe_table(cpu, data);
     if (!m.matched()) return m;
     try {
-      const Geometry g = geometry(cpu, m.cpu_tag);
+      const Geometry g = geometry(cpu, data, m.cpu_tag);
       m.reason += "; " + summary(g);
       for (const auto& n : g.notes) m.reason += "; " + n;
       if (m.cpu_tag == "k7" && cpu.model == 1)
@@ -276,7 +292,7 @@ class AmdBackend final : public Backend {
   PmuInfo pmu(const CpuInfo& cpu, const EventCatalog& data, const Match& verdict) const override {
     const PmuDescription& d = data.pmu();
     const std::string& tag = verdict.cpu_tag;
-    const Geometry g = geometry(cpu, tag);
+    const Geometry g = geometry(cpu, data, tag);
     PmuInfo p;
     p.name = data.backend();
     p.cpu_tag = tag;

@@ -24,16 +24,42 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+
 namespace pmc::p6 {
 
 namespace {
 
-constexpr std::uint32_t kPerfEvtSel0 = 0x186;
-constexpr std::uint32_t kPerfEvtSel1 = 0x187;
-constexpr std::uint64_t kEnable = 1ull << 22;
-constexpr std::uint32_t kMiscEnable = 0x1A0;                // IA32_MISC_ENABLE, Pentium M
-constexpr std::uint64_t kPerfmonAvailable = 1ull << 7;      // its bit 7, read-only
-constexpr unsigned kWidth = 40;
+// The registers, EN and the counter width are p6.toml's ([[pmu.counters]], [[pmu.registers]],
+// [format] en). Bit 7 of IA32_MISC_ENABLE is not: the data schema declares registers, not
+// their fields.
+constexpr std::string_view kMiscEnable = "IA32_MISC_ENABLE";  // [[pmu.registers]], Pentium M
+constexpr std::uint64_t kPerfmonAvailable = 1ull << 7;      // its bit 7, read-only (p6.md section 1)
+
+// IA32_MISC_ENABLE when the data declares it for the CPU's tag (p6.toml: cpus = ["pm"]), else
+// nullptr. A CPU without a tag (not a P6 part, the backend forced onto it) has none.
+const RegisterDecl* misc_enable(const EventCatalog& data, std::string_view tag) {
+  if (tag.empty()) return nullptr;
+  for (const RegisterDecl& r : data.pmu().registers)
+    if (r.name == kMiscEnable && (r.cpus.empty() || std::find(r.cpus.begin(), r.cpus.end(), tag) != r.cpus.end()))
+      return &r;
+  return nullptr;
+}
+
+// PerfEvtSel0's EN, the global enable ([format] en).
+std::uint64_t global_enable(const EventCatalog& data) {
+  const auto en = data.format().field("en");
+  if (!en) throw Error(errc::not_supported, "p6.toml's [format] has no field en (PerfEvtSel0's global enable)");
+  return en->mask();
+}
+
+// Counter 0, whose PerfEvtSel holds EN.
+const CounterInfo& counter0(const PmuInfo& pmu) {
+  const CounterInfo* c = pmu.general(0);
+  if (!c) throw Error(errc::not_supported, "p6.toml declares no general counter 0 (PerfEvtSel0 holds EN)");
+  return *c;
+}
 
 // The selection of counter `index` in the session's set (0: unused).
 std::uint64_t selection(std::span<const Assignment> set, unsigned index) {
@@ -57,9 +83,10 @@ class P6Backend final : public Backend {
     if (cpu.model == 1 && cpu.stepping < 9)
       m.reason += fmt::format("; stepping {} has PPro erratum 26 (RDPMC unreliable), counters are read with RDMSR",
                               cpu.stepping);
-    if (m.cpu_tag == "pm")
-      m.reason += "; counting needs IA32_MISC_ENABLE (0x1A0) bit 7 (performance monitoring available, set by "
-                  "firmware), checked before the counters are programmed";
+    if (const RegisterDecl* misc = misc_enable(data, m.cpu_tag))
+      m.reason += fmt::format("; counting needs {} (0x{:X}) bit 7 (performance monitoring available, set by "
+                              "firmware), checked before the counters are programmed",
+                              misc->name, misc->address);
     return m;
   }
 
@@ -73,33 +100,36 @@ class P6Backend final : public Backend {
   void program(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
     // Pentium M: firmware may report the PMU unavailable (p6.md section 1). Checked before any
     // write, so a refused session leaves the registers as they were.
-    if (ctx.pmu.cpu_tag == "pm" && (regs.read(kMiscEnable) & kPerfmonAvailable) == 0)
+    if (const RegisterDecl* misc = misc_enable(ctx.catalog, ctx.pmu.cpu_tag);
+        misc && (regs.read(misc->address) & kPerfmonAvailable) == 0)
       throw Error(errc::not_supported,
-                  "IA32_MISC_ENABLE (0x1A0) bit 7 is 0: performance monitoring is unavailable on this Pentium M "
-                  "(disabled by firmware)");
+                  fmt::format("{} (0x{:X}) bit 7 is 0: performance monitoring is unavailable on this Pentium M "
+                              "(disabled by firmware)",
+                              misc->name, misc->address));
     // PerfEvtSel0 without EN: nothing counts until start().
-    regs.write(kPerfEvtSel0, selection(set, 0));
-    regs.write(kPerfEvtSel1, selection(set, 1));
+    for (const CounterInfo& c : ctx.pmu.counters)
+      if (c.kind == CounterKind::general) regs.write(c.control_msr, selection(set, c.index));
   }
 
-  void start(RegisterFile& regs, const PmuContext&, std::span<const Assignment> set) const override {
+  void start(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
     // EN starts both counters at once; with counter 0 unused PerfEvtSel0 is EN alone (USR and
     // OS clear), so counter 0 stays frozen while counter 1 counts.
-    regs.write(kPerfEvtSel0, selection(set, 0) | kEnable);
+    regs.write(counter0(ctx.pmu).control_msr, selection(set, 0) | global_enable(ctx.catalog));
   }
 
-  void stop(RegisterFile& regs, const PmuContext&, std::span<const Assignment> set) const override {
-    regs.write(kPerfEvtSel0, selection(set, 0));  // EN clear: both counters stop in the same instant
+  void stop(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
+    // EN clear: both counters stop in the same instant
+    regs.write(counter0(ctx.pmu).control_msr, selection(set, 0));
   }
 
   void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
-    const std::uint64_t top = 1ull << kWidth;
+    const std::uint64_t top = 1ull << c.width;
     value &= top - 1;
     if (value >= (1ull << 31) && value < top - (1ull << 31))
       throw Error(errc::invalid_argument,
                   fmt::format("P6 counter {} cannot be preset to 0x{:X}: a write keeps bits 31:0 and copies bit 31 "
-                              "into bits 39:32, so only values below 2^31 or from 2^40-2^31 up can be written",
-                              c.index, value));
+                              "into bits {}:32, so only values below 2^31 or from 2^{}-2^31 up can be written",
+                              c.index, value, c.width - 1, c.width));
     regs.write(c.counter_msr, value & 0xFFFFFFFFull);
   }
 };

@@ -6,7 +6,8 @@
 //
 // Written from docs/hardware/alpha21064.md (the fact sheet, "sheet" below, by section) and
 // the OSF/1 3.0 pfm(7) manual page (the seed, "pfm(7)"), not from the alpha21064_sim backend.
-// Policies neither states are marked [U]; the full list is in sim/src/alpha21064_model.cpp.
+// Policies neither states are marked [U]; the full list is at the top of
+// sim/models/alpha21064/alpha21064_model.cpp (the chip) and pfm_driver.cpp (the driver).
 #pragma once
 
 #include <pmc/export.hpp>
@@ -212,7 +213,7 @@ class Alpha21064Device final : public Device {
   [[nodiscard]] std::uint64_t partial(unsigned counter) const;
 
  private:
-  struct Tick;  // where one counter's interrupts of a segment happen (alpha21064_model.cpp)
+  struct Tick;  // where one counter's interrupts of a segment happen (alpha21064_counting.cpp)
   bool apply_iccsr(std::uint64_t value);
   void write_profile(std::uint64_t value);
   void record(unsigned counter, const Segment& s, const Tick& tick);

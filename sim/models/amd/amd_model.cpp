@@ -16,10 +16,8 @@ namespace {
 using counting::u128;
 using counting::width_mask;
 
-// PERF_CTL fields [3.1]. USR, OS, E, INT, INV and CntMask are counting::evtsel's.
-constexpr std::uint64_t kEventLow = 0xFF;           // EventSelect[7:0]
-constexpr unsigned kUmaskShift = 8;                 // UnitMask 15:8
-constexpr std::uint64_t kEn = 1ull << 22;
+// PERF_CTL fields [3.1]. EventSelect[7:0], UnitMask and EN are x86_pmu.hpp's; USR, OS, E, INT,
+// INV and CntMask are counting::evtsel's.
 constexpr unsigned kEventHighShift = 32;            // EventSelect[11:8] at 35:32
 constexpr std::uint64_t kGuestOnly = 1ull << 40;
 constexpr std::uint64_t kHostOnly = 1ull << 41;
@@ -34,9 +32,9 @@ constexpr std::uint64_t kBits42up = ~0ull << 42;              // 63:42
 constexpr unsigned kLbrFrozenBit = 58;  // GlobalStatus: LBRs frozen [2.3]
 
 std::uint64_t event_code(std::uint64_t sel) {
-  return (sel & kEventLow) | (((sel >> kEventHighShift) & 0xF) << 8);
+  return x86::event_select(sel) | (((sel >> kEventHighShift) & 0xF) << 8);
 }
-std::uint64_t unit_mask(std::uint64_t sel) { return (sel >> kUmaskShift) & 0xFF; }
+std::uint64_t unit_mask(std::uint64_t sel) { return x86::unit_mask(sel); }
 
 // The generation of a CPU, as docs/hardware/amd.md 1.3 assigns it by family and model.
 enum class Gen { other, k7, k8, f10, f11, f12, f14, f15, f16, zen1, zen2, zen3, zen4, zen5 };
@@ -222,13 +220,13 @@ std::string AmdDevice::missing_reason(std::uint32_t msr) const {
 }
 
 void AmdDevice::no_such_msr(std::string_view op, std::uint32_t msr) const {
-  throw Error(errc::register_fault, fmt::format("#GP: {} of MSR {:#x}: {}", op, msr, missing_reason(msr)));
+  x86::msr_fault(op, msr, missing_reason(msr));
 }
 
 namespace {
 
-[[noreturn]] void fault(std::string_view reg, std::uint32_t msr, std::uint64_t value, const std::string& detail) {
-  throw Error(errc::register_fault, fmt::format("#GP: wrmsr {} (MSR {:#x}) = {:#x}: {}", reg, msr, value, detail));
+[[noreturn]] void fault(std::string_view reg, std::uint32_t msr, std::uint64_t value, std::string_view detail) {
+  x86::wrmsr_fault(reg, msr, value, detail);
 }
 
 }  // namespace
@@ -320,25 +318,17 @@ void AmdDevice::write(std::uint32_t msr, std::uint64_t value) {
 
 std::uint64_t AmdDevice::rdpmc(std::uint32_t index) {
   if (index >= n_)
-    throw Error(errc::register_fault,
-                fmt::format("#GP: RDPMC with ECX = {:#x}: the counter index must be 0-{} (a counter number, not an "
-                            "MSR address){}",
-                            index, n_ - 1, ext_core_ ? "" : "; without PerfCtrExtCore there are four counters"));
-  if (reader_cpl_ > 0 && !cr4_pce_)
-    throw Error(errc::register_fault, fmt::format("#GP: RDPMC at CPL {} with CR4.PCE = 0", reader_cpl_));
+    x86::rdpmc_fault(index, fmt::format("the counter index must be 0-{} (a counter number, not an MSR address){}",
+                                        n_ - 1, ext_core_ ? "" : "; without PerfCtrExtCore there are four counters"));
+  check_rdpmc_privilege();
   return ctr_[index];
-}
-
-void AmdDevice::set_reader_cpl(unsigned cpl) {
-  if (cpl > 3) throw Error(errc::invalid_argument, fmt::format("CPL {} does not exist (0..3)", cpl));
-  reader_cpl_ = cpl;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Counting [3.3, 3.4, 4, 5.3].
 
 bool AmdDevice::enabled(unsigned i) const {
-  if ((ctl_[i] & kEn) == 0) return false;
+  if (!x86::enabled(ctl_[i])) return false;
   return !v2_ || ((global_ctl_ >> i) & 1u) != 0;  // PerfMonV2: EN and GlobalCtl[i] [3.4]
 }
 
@@ -377,7 +367,7 @@ void AmdDevice::count(unsigned i, const Segment& segment) {
 void AmdDevice::overflow(unsigned i, u128 wraps) {
   if (wraps == 0) return;
   if (v2_) global_status_ |= 1ull << i;  // [4] PerfMonV2: GlobalStatus[i], INT or not
-  if (counting::evtsel::interrupts(ctl_[i]) && apic_) interrupts_ = counting::saturating_add(interrupts_, wraps);
+  if (counting::evtsel::interrupts(ctl_[i]) && apic_) raise_pmis(wraps);
 }
 
 }  // namespace pmc::sim

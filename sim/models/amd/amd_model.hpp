@@ -76,6 +76,8 @@
 // every family only [U].
 #pragma once
 
+#include "x86_pmu.hpp"
+
 #include <pmc/cpu.hpp>
 #include <pmc/sdk/counting.hpp>
 #include <pmc/sdk/model.hpp>
@@ -89,7 +91,7 @@
 
 namespace pmc::sim {
 
-class AmdDevice final : public Device {
+class AmdDevice final : public X86Device {
  public:
   static constexpr std::uint32_t kPerfEvtSel0 = 0xC0010000;  // legacy, + i (i < 4)
   static constexpr std::uint32_t kPerfCtr0 = 0xC0010004;     // legacy, + i (i < 4)
@@ -110,9 +112,6 @@ class AmdDevice final : public Device {
   void write(std::uint32_t msr, std::uint64_t value) override;
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
-  [[nodiscard]] std::uint64_t interrupts() const override { return interrupts_; }
-  void set_reader_cpl(unsigned cpl) override;
-  void set_cr4_pce(bool enabled) override { cr4_pce_ = enabled; }
 
   [[nodiscard]] unsigned counters() const { return n_; }
   [[nodiscard]] bool ext_core() const { return ext_core_; }
@@ -159,9 +158,6 @@ class AmdDevice final : public Device {
   std::array<std::optional<Signal>, kMaxCounters> generic_{};  // its generic signal, if any
   std::uint64_t global_ctl_ = 0;
   std::uint64_t global_status_ = 0;
-  std::uint64_t interrupts_ = 0;
-  unsigned reader_cpl_ = 0;
-  bool cr4_pce_ = false;
 };
 
 }  // namespace pmc::sim

@@ -76,6 +76,8 @@
 // STATUS_SET/RESET), PEBS/DS, PERF_METRICS, the uncore, LVTPC masking, IA32_MISC_ENABLE.
 #pragma once
 
+#include "x86_pmu.hpp"
+
 #include <pmc/cpu.hpp>
 #include <pmc/sdk/model.hpp>
 
@@ -88,7 +90,7 @@
 
 namespace pmc::sim {
 
-class ArchPerfDevice final : public Device {
+class ArchPerfDevice final : public X86Device {
  public:
   static constexpr std::uint32_t kPmc0 = 0xC1;
   static constexpr std::uint32_t kPerfEvtSel0 = 0x186;
@@ -113,9 +115,6 @@ class ArchPerfDevice final : public Device {
   void write(std::uint32_t msr, std::uint64_t value) override;
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
-  [[nodiscard]] std::uint64_t interrupts() const override { return interrupts_; }
-  void set_reader_cpl(unsigned cpl) override;
-  void set_cr4_pce(bool enabled) override { cr4_pce_ = enabled; }
 
  private:
   [[nodiscard]] bool has_fixed(unsigned i) const {
@@ -162,9 +161,6 @@ class ArchPerfDevice final : public Device {
   std::uint64_t fixed_ctrl_ = 0;
   std::uint64_t global_ctrl_ = 0;
   std::uint64_t global_status_ = 0;
-  std::uint64_t interrupts_ = 0;
-  unsigned reader_cpl_ = 0;
-  bool cr4_pce_ = false;
 };
 
 }  // namespace pmc::sim

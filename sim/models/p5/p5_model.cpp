@@ -125,8 +125,6 @@ const SignalTable& signals() {
   return table;
 }
 
-[[noreturn]] void gp(std::string_view what) { throw Error(errc::register_fault, fmt::format("#GP: {}", what)); }
-
 }  // namespace
 
 P5Device::P5Device(const CpuInfo& cpu) : cpu_(describe(cpu)) {
@@ -144,10 +142,10 @@ std::uint64_t P5Device::read(std::uint32_t msr) {
     case kCtr0: return ctr_[0];
     case kCtr1: return ctr_[1];
     case 0x03:
-    case 0x0F: gp(fmt::format("rdmsr of MSR {:#x}: reserved on the Pentium", msr));
+    case 0x0F: x86::msr_fault("rdmsr", msr, "reserved on the Pentium");
     default:
       if (msr < kTsc) return 0;  // machine-check and test registers: not the PMU's [7.4]
-      gp(fmt::format("rdmsr of MSR {:#x}: the Pentium has no MSR above 0x13", msr));
+      x86::msr_fault("rdmsr", msr, "the Pentium has no MSR above 0x13");
   }
 }
 
@@ -156,27 +154,27 @@ void P5Device::write(std::uint32_t msr, std::uint64_t value) {
     case kTsc: tsc_ = value; return;
     case kCesr: {
       if (const std::uint64_t bad = value & kCesrReserved)
-        gp(fmt::format("wrmsr CESR (MSR 0x11) = {:#x}: reserved bit {} set (bits 15:10, 31:26 and 63:32 are "
-                       "reserved)",
-                       value, std::countr_zero(bad)));
+        x86::wrmsr_fault("CESR", msr, value,
+                         fmt::format("reserved bit {} set (bits 15:10, 31:26 and 63:32 are reserved)",
+                                     std::countr_zero(bad)));
       cesr_ = value;
       return;
     }
     case kCtr0:
     case kCtr1:
       if (value >> kWidth)
-        gp(fmt::format("wrmsr CTR{} (MSR {:#x}) = {:#x}: the counter has 40 bits", msr - kCtr0, msr, value));
+        x86::wrmsr_fault(fmt::format("CTR{}", msr - kCtr0), msr, value, "the counter has 40 bits");
       ctr_[msr - kCtr0] = value;
       return;
     case 0x03:
-    case 0x0F: gp(fmt::format("wrmsr of MSR {:#x}: reserved on the Pentium", msr));
+    case 0x0F: x86::msr_fault("wrmsr", msr, "reserved on the Pentium");
     default:
       if (msr < kTsc)
         throw Error(errc::register_fault,
                     fmt::format("wrmsr of MSR {:#x}: a machine-check or test register, not modelled by the P5 PMU "
                                 "model",
                                 msr));
-      gp(fmt::format("wrmsr of MSR {:#x}: the Pentium has no MSR above 0x13", msr));
+      x86::msr_fault("wrmsr", msr, "the Pentium has no MSR above 0x13");
   }
 }
 
@@ -184,14 +182,9 @@ std::uint64_t P5Device::rdpmc(std::uint32_t index) {
   if (!mmx_)
     throw Error(errc::register_fault,
                 fmt::format("#UD: RDPMC does not exist on {} (a Pentium without MMX: read the counters with RDMSR)", cpu_));
-  if (index >= 2) gp(fmt::format("RDPMC with ECX = {:#x}: the Pentium has counters 0 and 1 only", index));
-  if (reader_cpl_ > 0 && !cr4_pce_) gp(fmt::format("RDPMC at CPL {} with CR4.PCE = 0", reader_cpl_));
+  if (index >= 2) x86::rdpmc_fault(index, "the Pentium has counters 0 and 1 only");
+  check_rdpmc_privilege();
   return ctr_[index];
-}
-
-void P5Device::set_reader_cpl(unsigned cpl) {
-  if (cpl > 3) throw Error(errc::invalid_argument, fmt::format("CPL {} does not exist (0..3)", cpl));
-  reader_cpl_ = cpl;
 }
 
 void P5Device::run(const Segment& segment) {

@@ -25,6 +25,8 @@
 // NUMBER_OF_CYCLES_NOT_IN_HALT_STATE the implicit "cycles" (docs/workload-format.md).
 #pragma once
 
+#include "x86_pmu.hpp"
+
 #include <pmc/cpu.hpp>
 #include <pmc/sdk/model.hpp>
 
@@ -35,7 +37,7 @@
 
 namespace pmc::sim {
 
-class P5Device final : public Device {
+class P5Device final : public X86Device {
  public:
   static constexpr std::uint32_t kTsc = 0x10;
   static constexpr std::uint32_t kCesr = 0x11;
@@ -55,8 +57,6 @@ class P5Device final : public Device {
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
   [[nodiscard]] std::uint64_t interrupts() const override { return 0; }  // the P5 has none [4]
-  void set_reader_cpl(unsigned cpl) override;
-  void set_cr4_pce(bool enabled) override { cr4_pce_ = enabled; }
 
   [[nodiscard]] bool mmx() const { return mmx_; }
   // How often counter i's PMn pin was asserted [3.2].
@@ -69,8 +69,6 @@ class P5Device final : public Device {
   std::array<std::uint64_t, 2> ctr_{};
   std::array<std::uint64_t, 2> pins_{};
   std::uint64_t tsc_ = 0;
-  unsigned reader_cpl_ = 0;
-  bool cr4_pce_ = false;
   bool mmx_ = false;
   std::string cpu_;
 };

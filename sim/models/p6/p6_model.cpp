@@ -17,14 +17,11 @@ namespace pmc::sim {
 
 namespace {
 
-// PerfEvtSel fields [3]. USR, OS, E, INT, INV and CMASK, which IA32_PERFEVTSELx shares, are
-// counting::evtsel's.
-constexpr std::uint64_t kEventMask = 0xFF;        // 7:0
-constexpr unsigned kUmaskShift = 8;               // 15:8
-constexpr std::uint64_t kEn = 1ULL << 22;         // PerfEvtSel0 only
-// Reserved: 63:32 and 21 in both; 22 too in PerfEvtSel1 [3].
+// PerfEvtSel fields [3]: EventSelect, UMASK and EN (PerfEvtSel0 only) are x86_pmu.hpp's; USR,
+// OS, E, INT, INV and CMASK, which IA32_PERFEVTSELx shares, are counting::evtsel's.
+// Reserved: 63:32 and 21 in both; 22 (EN) too in PerfEvtSel1 [3].
 constexpr std::uint64_t kReservedSel0 = 0xFFFFFFFF00000000ULL | (1ULL << 21);
-constexpr std::uint64_t kReservedSel1 = kReservedSel0 | kEn;
+constexpr std::uint64_t kReservedSel1 = kReservedSel0 | x86::kEn;
 
 using counting::u128;  // exact products of 64-bit cycles and counts
 
@@ -187,12 +184,12 @@ u128 mesi_signal(const Segment& s, const EventSignal& e, unsigned umask, std::st
 // `counter` sees. At most 8 * (2^64 - 1): exact in 128 bits. `pentium_m`: the CPU has the
 // hardware-prefetch filter of EventSignal::prefetch_filter.
 u128 events_per_cycle(unsigned counter, std::uint64_t sel, const Segment& s, bool pentium_m) {
-  const EventSignal* e = find_event(sel & kEventMask);
+  const EventSignal* e = find_event(x86::event_select(sel));
   // An event code the table does not know counts nothing [U]. So does an event programmed on
   // a counter it does not exist on (FLOPS on counter 1, MUL on counter 0) [U]: the datasheet
   // leaves the result undefined, and zero makes a driver's misplacement visible.
   if (e == nullptr || (e->counters & (1U << counter)) == 0) return 0;
-  const unsigned umask = static_cast<unsigned>(sel >> kUmaskShift) & 0xFF;
+  const unsigned umask = x86::unit_mask(sel);
   // What the filter lets through: demand lines (00), prefetched lines (01), or both (10, 11).
   const unsigned filter = (umask >> 4) & 0x3;
   const bool filtered = pentium_m && e->prefetch_filter;
@@ -291,9 +288,7 @@ void P6Device::write(std::uint32_t msr, std::uint64_t value) {
     case kPerfCtr0:
     case kPerfCtr1: {
       // Only EAX is stored; bits 39:32 become copies of bit 31 [4]: 0x80000000 -> 0xFF80000000.
-      std::uint64_t v = value & 0xFFFFFFFFULL;
-      if (v & 0x80000000ULL) v |= 0xFF00000000ULL;
-      ctr_[msr - kPerfCtr0] = v;
+      ctr_[msr - kPerfCtr0] = x86::sign_extended_write(value, kWidth);
       return;
     }
     case kPerfEvtSel0:
@@ -305,9 +300,7 @@ void P6Device::write(std::uint32_t msr, std::uint64_t value) {
         const char* why = bit >= 32   ? " (bits 63:32 are reserved)"
                           : bit == 22 ? " (EN exists only in PerfEvtSel0)"
                                       : "";
-        throw Error(errc::register_fault,
-                    fmt::format("#GP: wrmsr {} (MSR {:#x}) = {:#x}: reserved bit {} set{}",
-                                evtsel_name(i), msr, value, bit, why));
+        x86::wrmsr_fault(evtsel_name(i), msr, value, fmt::format("reserved bit {} set{}", bit, why));
       }
       evtsel_[i] = value;
       // [U] policy: writing the event select starts a new measurement, so the edge detector
@@ -320,23 +313,9 @@ void P6Device::write(std::uint32_t msr, std::uint64_t value) {
 }
 
 std::uint64_t P6Device::rdpmc(std::uint32_t index) {
-  if (index >= 2) {
-    throw Error(errc::register_fault,
-                fmt::format("#GP: RDPMC with ECX = {:#x}: the P6 has counters 0 and 1 only",
-                            index));
-  }
-  if (reader_cpl_ > 0 && !cr4_pce_) {
-    throw Error(errc::register_fault,
-                fmt::format("#GP: RDPMC at CPL {} with CR4.PCE = 0", reader_cpl_));
-  }
+  if (index >= 2) x86::rdpmc_fault(index, "the P6 has counters 0 and 1 only");
+  check_rdpmc_privilege();
   return ctr_[index];  // EDX = bits 39:32, EAX = bits 31:0 [4]
-}
-
-void P6Device::set_reader_cpl(unsigned cpl) {
-  if (cpl > 3) {
-    throw Error(errc::invalid_argument, fmt::format("CPL {} does not exist (0..3)", cpl));
-  }
-  reader_cpl_ = cpl;
 }
 
 void P6Device::run(const Segment& segment) {
@@ -349,7 +328,7 @@ void P6Device::count(unsigned i, const Segment& segment) {
   const std::uint64_t sel = evtsel_[i];
   // Enable rule [3]: the global EN in PerfEvtSel0, and this counter's USR (CPL 1-3; the workload's
   // user mode is CPL 3) or OS (CPL 0) bit for the segment's mode.
-  if ((evtsel_[0] & kEn) == 0) return;
+  if (!x86::enabled(evtsel_[0])) return;
   // Pentium M with IA32_MISC_ENABLE bit 7 clear: nothing counts [1; U, see the constructor].
   if (!perfmon_available_) return;
   if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
@@ -363,9 +342,7 @@ void P6Device::count(unsigned i, const Segment& segment) {
                         counting::evtsel::filter(sel), asserted_[i]);
   ctr_[i] = step.value;
   // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].
-  if (counting::evtsel::interrupts(sel) && step.wraps != 0) {
-    interrupts_ = counting::saturating_add(interrupts_, step.wraps);
-  }
+  if (counting::evtsel::interrupts(sel)) raise_pmis(step.wraps);
 }
 
 }  // namespace pmc::sim

@@ -21,6 +21,8 @@
 // every PMI the counters raise), the PM0/PM1 pins, IA32_MISC_ENABLE bits other than 7.
 #pragma once
 
+#include "x86_pmu.hpp"
+
 #include <pmc/cpu.hpp>
 #include <pmc/export.hpp>
 #include <pmc/sdk/model.hpp>
@@ -33,7 +35,7 @@
 namespace pmc::sim {
 
 // Built into the p6 model plugin (plugin.cpp) and, for the tests, a static library.
-class P6Device final : public Device {
+class P6Device final : public X86Device {
  public:
   static constexpr std::uint32_t kPerfCtr0 = 0xC1;
   static constexpr std::uint32_t kPerfCtr1 = 0xC2;
@@ -64,9 +66,6 @@ class P6Device final : public Device {
   void write(std::uint32_t msr, std::uint64_t value) override;
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
-  [[nodiscard]] std::uint64_t interrupts() const override { return interrupts_; }
-  void set_reader_cpl(unsigned cpl) override;
-  void set_cr4_pce(bool enabled) override { cr4_pce_ = enabled; }
 
  private:
   void count(unsigned i, const Segment& segment);
@@ -77,9 +76,6 @@ class P6Device final : public Device {
   // Edge detector state per counter: did the condition hold in the last cycle the counter was
   // counting? See count().
   std::array<bool, 2> asserted_{};
-  std::uint64_t interrupts_ = 0;
-  unsigned reader_cpl_ = 0;
-  bool cr4_pce_ = false;
   bool pentium_m_ = false;          // family 6, model 9 or 13
   bool perfmon_available_ = true;   // IA32_MISC_ENABLE bit 7 (Pentium M)
   std::string cpu_;                 // "family 6 model 8", for #GP messages

@@ -18,7 +18,8 @@
  *
  * Sources: docs/hardware/alpha21064.md (section 4b: numeric values, structures) and the
  * OSF/1 3.0 pfm(7) page (semantics, errors). Choices neither makes are marked [U]; the driver's
- * are listed in sim/src/alpha21064_model.cpp ([U1]..[U16]).
+ * are listed in sim/models/alpha21064/pfm_driver.cpp ([U12]..[U16]; the chip's, [U1]..[U11], in
+ * alpha21064_model.cpp beside it).
  *
  * Every function returns -1 and sets errno on failure, as the system calls do:
  *   EBUSY   open: the CPU (PCNTOPENONE) or one of the CPUs (EACH, ALL) is already open

@@ -1,0 +1,72 @@
+// The archperf backend's shared parts (backends/archperf/):
+//   geometry.cpp  the PMU from CPUID alone, for probe(), pmu() and encode();
+//   encode.cpp    event strings to IA32_PERFEVTSELx / IA32_FIXED_CTR_CTRL values;
+//   archperf.cpp  the backend (probe, pmu, the driver), with the quirks listed at its top.
+// Facts: docs/hardware/archperf.md.
+#pragma once
+
+#include <pmc/cpu.hpp>
+#include <pmc/event.hpp>
+#include <pmc/sdk/backend.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pmc::archperf {
+
+inline constexpr unsigned kMaxGeneral = 32;  // PERF_GLOBAL_CTRL has enable bits 31:0 for them
+inline constexpr unsigned kMaxFixed = 4;     // the fact sheet's FIXED_CTR0..3 (0x309..0x30C)
+
+inline bool bit(std::uint32_t v, unsigned n) { return ((v >> n) & 1u) != 0; }
+
+enum class AnyThread { reserved, supported, deprecated };
+
+// ---------------------------------------------------------------------------------------------
+// The geometry, from CPUID alone.
+struct Geometry {
+  unsigned version = 0;         // as reported
+  std::vector<unsigned> general;
+  unsigned general_width = 0;
+  std::vector<unsigned> fixed;
+  unsigned fixed_width = 0;
+  std::uint32_t ebx = 0;
+  unsigned ebx_length = 0;
+  AnyThread any = AnyThread::reserved;
+  bool pdcm = false;            // CPUID.1:ECX[15]: IA32_PERF_CAPABILITIES exists
+  std::string hybrid;           // "", or a short label for the description
+  std::vector<std::string> notes;
+  std::string refusal;          // why the probe does not match; empty when it does
+};
+
+Geometry geometry(const CpuInfo& cpu);
+// "4 general counters x 48 bits, 3 fixed (0,1,2) x 48 bits".
+std::string summary(const Geometry& g);
+
+// ---------------------------------------------------------------------------------------------
+// What encode() needs from CPUID (see the comment at the top of archperf.cpp).
+struct Facts {
+  unsigned version = 3;
+  std::uint32_t ebx = 0;
+  unsigned ebx_length = 32;
+  AnyThread any = AnyThread::supported;
+  std::string cpu;  // for messages
+};
+
+// The facts of the CPU in the context (a CPU without leaf 0AH, archperf forced onto it, is the
+// smallest architectural PMU: version 1, the seven events).
+Facts facts_of(const CpuInfo& cpu);
+
+// The IA32_PERFEVTSELx bits encode() and the driver use, from archperf.toml's [format] (fact
+// sheet section 3): the data declares the layout, the code does not repeat it.
+struct SelectBits {
+  std::uint64_t usr = 0, os = 0, edge = 0, pc = 0, intr = 0, any = 0, en = 0, inv = 0, cmask = 0;
+};
+// Throws not_supported naming a field the catalog's [format] lacks.
+SelectBits select_bits(const EventCatalog& catalog);
+
+// Backend::encode for archperf (encode.cpp): the catalog or a raw rUUEE event, checked against
+// the CPU's EBX vector and AnyThread state, with EN set.
+Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx);
+
+}  // namespace pmc::archperf

@@ -1,0 +1,184 @@
+// The archperf backend: event strings to register values. `config` is the IA32_PERFEVTSELx value
+// the driver writes, EN included; `fixed_control` the 4-bit IA32_FIXED_CTR_CTRL field of the
+// event's fixed counter (archperf.cpp, "The encoding"). Facts: docs/hardware/archperf.md
+// sections 3 and 7.
+#include "archperf.hpp"
+
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace pmc::archperf {
+
+namespace {
+
+// IA32_FIXED_CTR_CTRL field bits (per counter, at 4i; fact sheet section 3). The data schema
+// has no layout for this register: archperf.toml's [format] is IA32_PERFEVTSELx's.
+constexpr std::uint64_t kFixedOs = 1;
+constexpr std::uint64_t kFixedUsr = 2;
+constexpr std::uint64_t kFixedAny = 4;
+
+// The architectural events: EBX bit i is event i (fact sheet 7a; Linux union cpuid10_ebx).
+struct ArchEvent {
+  unsigned bit;
+  unsigned code;
+  unsigned umask;
+  const char* sdm_name;
+};
+constexpr ArchEvent kArchEvents[] = {
+    {0, 0x3C, 0x00, "UnHalted Core Cycles"},      {1, 0xC0, 0x00, "Instruction Retired"},
+    {2, 0x3C, 0x01, "UnHalted Reference Cycles"}, {3, 0x2E, 0x4F, "LLC Reference"},
+    {4, 0x2E, 0x41, "LLC Misses"},                {5, 0xC4, 0x00, "Branch Instruction Retired"},
+    {6, 0xC5, 0x00, "Branch Misses Retired"},     {7, 0xA4, 0x01, "Topdown Slots"},
+};
+
+const ArchEvent* arch_event(std::uint64_t code, std::uint64_t umask) {
+  for (const auto& a : kArchEvents)
+    if (a.code == code && a.umask == umask) return &a;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw events: perf's rUUEE.
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// False: not a raw event name. Throws for r + more than 4 hex digits.
+bool raw_code(const EventSpec& spec, std::uint32_t& code) {
+  const std::string& n = spec.name;
+  if (n.size() < 2 || n[0] != 'r' || !std::all_of(n.begin() + 1, n.end(), is_hex)) return false;
+  if (n.size() > 5)
+    throw Error(errc::invalid_argument,
+                event_error(spec, spec.pmu.empty() ? 1 : spec.pmu.size() + 3,
+                            fmt::format("raw event '{}' has {} hex digits; write rUUEE (at most 4: unit mask, "
+                                        "event select) and give flags as modifiers (:u :k :e=1 :i=1 :c=N :t=1)",
+                                        n, n.size() - 1)));
+  code = static_cast<std::uint32_t>(std::stoul(n.substr(1), nullptr, 16));
+  return true;
+}
+
+// A raw event's definition: the code and unit mask, the catalog's default modifiers, so it is
+// encoded by the same rules (privilege defaults, value checks, canonical string) as a catalog event.
+EventDef raw_definition(const std::string& name, std::uint32_t code, const EventCatalog& catalog) {
+  EventDef d;
+  d.name = name;
+  d.code = code & 0xFF;
+  d.fixed_umask = (code >> 8) & 0xFF;
+  d.description = "raw event";
+  d.modifiers = catalog.default_modifiers();
+  return d;
+}
+
+void check_available(const EventSpec& spec, const EventDef& def, const ArchEvent& a, const Facts& f) {
+  const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
+  if (a.bit >= f.ebx_length)
+    throw Error(errc::not_supported,
+                event_error(spec, column,
+                            fmt::format("{} is architectural event {} ({}), which this CPU does not enumerate: "
+                                        "CPUID.0AH:EAX[31:24] = {}, so the EBX vector has no bit {} ({})",
+                                        def.name, a.bit, a.sdm_name, f.ebx_length, a.bit, f.cpu)));
+  if (bit(f.ebx, a.bit))
+    throw Error(errc::not_supported,
+                event_error(spec, column,
+                            fmt::format("{} is architectural event {} ({}), which this CPU marks unavailable: "
+                                        "CPUID.0AH:EBX bit {} is set (EBX = 0x{:08X}) ({})",
+                                        def.name, a.bit, a.sdm_name, a.bit, f.ebx, f.cpu)));
+}
+
+}  // namespace
+
+SelectBits select_bits(const EventCatalog& catalog) {
+  const RegisterFormat& format = catalog.format();
+  auto mask = [&](std::string_view field) {
+    const auto f = format.field(field);
+    if (!f)
+      throw Error(errc::not_supported,
+                  fmt::format("archperf.toml's [format] has no field '{}' (an IA32_PERFEVTSELx field)", field));
+    return f->mask();
+  };
+  SelectBits b;
+  b.usr = mask("usr");
+  b.os = mask("os");
+  b.edge = mask("edge");
+  b.pc = mask("pc");
+  b.intr = mask("int");
+  b.any = mask("any");
+  b.en = mask("en");
+  b.inv = mask("inv");
+  b.cmask = mask("cmask");
+  return b;
+}
+
+Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
+  const SelectBits bits = select_bits(ctx.catalog);
+  const EventCatalog& catalog = ctx.catalog;
+  const PmuInfo& pmu = ctx.pmu;
+  const Facts f = facts_of(ctx.cpu);
+  const EventSpec& spec = given;
+  const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
+
+  // 1. Architectural events CPUID does not offer (checked before the catalog's CPU tags, so
+  //    the message names the EBX bit).
+  const EventDef* def = catalog.find(spec.name);
+  if (!def) def = catalog.find_generic(spec.name, {}, nullptr);
+  if (def && !def->unit_masks)
+    if (const ArchEvent* a = arch_event(def->code, def->fixed_umask.value_or(0))) check_available(spec, *def, *a, f);
+
+  // 2. Encode: a catalog event, or a raw one.
+  std::uint32_t raw = 0;
+  Encoding e;
+  if (!def && raw_code(spec, raw)) {
+    EventSpec s = spec;
+    s.name = fmt::format("r{:04X}", raw);  // canonical spelling: 4 hex digits, upper case
+    e = encode_event(s, raw_definition(s.name, raw, catalog), catalog, pmu);
+  } else {
+    e = encode_with_catalog(spec, catalog, pmu);
+  }
+  e.event = given.text;
+
+  // 3. Bits an event may not set, and AnyThread.
+  if (e.config & (bits.pc | bits.intr | bits.en | pmu.reserved))
+    throw Error(errc::invalid_argument,
+                fmt::format("event '{}' encodes to 0x{:X}, which sets bits an event select may not set (PC, INT, "
+                            "EN, or 63:32)",
+                            given.text, e.config));
+  if (e.config & bits.any) {
+    const EventModifier* t = given.modifier("t");
+    const std::size_t column = t ? t->column : 0;
+    if (f.any == AnyThread::reserved)
+      throw Error(errc::attribute,
+                  event_error(given, column,
+                              fmt::format("AnyThread (t) needs architectural perfmon version 3 or later; {} has "
+                                          "version {}",
+                                          f.cpu, f.version)));
+    if (f.any == AnyThread::deprecated)
+      throw Error(errc::attribute,
+                  event_error(given, column,
+                              fmt::format("AnyThread (t) is deprecated on this CPU (CPUID.0AH:EDX[15] = 1): {}",
+                                          f.cpu)));
+  }
+  if (f.any != AnyThread::supported) {
+    // t=0 is accepted everywhere, but a CPU without AnyThread shows no t in the canonical form.
+    if (auto pos = e.canonical.find(":t=0"); pos != std::string::npos) e.canonical.erase(pos, 4);
+  }
+
+  // 4. The fixed counter: no edge, invert or threshold logic there.
+  if (e.fixed && (e.config & (bits.edge | bits.inv | bits.cmask))) {
+    e.fixed.reset();
+    if (e.counters.empty())
+      throw Error(errc::no_counter,
+                  event_error(given, name_column,
+                              "e, i and c need a general counter, and this event can use only a fixed counter"));
+  }
+  if (e.fixed)
+    e.fixed_control = ((e.config & bits.os) ? kFixedOs : 0) | ((e.config & bits.usr) ? kFixedUsr : 0) |
+                      ((e.config & bits.any) ? kFixedAny : 0);
+  e.config |= bits.en;
+  e.interrupt = false;
+  return e;
+}
+
+}  // namespace pmc::archperf

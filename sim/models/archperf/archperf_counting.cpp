@@ -1,0 +1,149 @@
+// The Intel architectural PMU device model (versions 1 to 5): what each counter counts, and
+// overflow. Facts cite docs/hardware/archperf.md by section; policies the fact sheet leaves open
+// are marked [U] and explained where they are applied (and summed up in archperf_model.hpp).
+#include "archperf_model.hpp"
+#include "archperf_registers.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace pmc::sim {
+
+using namespace archperf;
+
+namespace {
+
+using counting::u128;
+
+// ---------------------------------------------------------------------------------------------
+// Signals. The architectural events [7a], by EBX bit index. An empty signal means "no generic
+// signal": the event counts its raw signal like any model-specific event.
+struct ArchEvent {
+  std::uint8_t event;
+  std::uint8_t umask;
+  std::string_view signal;
+};
+
+// clang-format off
+constexpr ArchEvent kArchEvents[] = {
+    {0x3C, 0x00, "cycles"},          // 0 UnHalted Core Cycles (implicit: 1 per unhalted cycle)
+    {0xC0, 0x00, "instructions"},    // 1 Instructions Retired
+    {0x3C, 0x01, "ref-cycles"},      // 2 UnHalted Reference Cycles
+    {0x2E, 0x4F, "llc-references"},  // 3 LLC Reference
+    {0x2E, 0x41, "llc-misses"},      // 4 LLC Misses
+    {0xC4, 0x00, "branches"},        // 5 Branch Instructions Retired
+    {0xC5, 0x00, "branch-misses"},   // 6 Branch Misses Retired
+    {0xA4, 0x01, "slots"},           // 7 Topdown Slots
+    {0xA4, 0x02, {}},                // 8 Topdown Backend Bound
+    {0x73, 0x00, {}},                // 9 Topdown Bad Speculation
+    {0x9C, 0x01, {}},                // 10 Topdown Frontend Bound
+    {0xC2, 0x02, {}},                // 11 Topdown Retiring
+    {0xE4, 0x01, {}},                // 12 LBR Inserts
+};
+// clang-format on
+
+// The fixed counters' events [7b]: 0 INST_RETIRED.ANY, 1 CPU_CLK_UNHALTED.CORE,
+// 2 CPU_CLK_UNHALTED.REF, 3 TOPDOWN.SLOTS. Counters 4..15 (none in versions 1-5) count
+// "fixed.<i>" [U].
+constexpr std::string_view kFixedSignals[] = {"instructions", "cycles", "ref-cycles", "slots"};
+
+// Occurrences per cycle of a signal. "ref-cycles" defaults to the unhalted cycles when the
+// workload does not give it [U]: reference cycles tick at a fixed (TSC) rate, which a workload
+// without frequency changes sees as equal to the core clock. Given explicitly, it counts as
+// given (halted or not, like every other signal).
+u128 per_cycle(const Segment& s, std::string_view signal) {
+  if (signal == "ref-cycles") {
+    static const Signal ref = pmc::signal("ref-cycles");
+    for (const SignalCount& c : s.signals)
+      if (c.signal == ref) return c.per_cycle;
+    return s.per_cycle(kCyclesSignal);
+  }
+  return s.per_cycle(signal);
+}
+
+// "raw.0xUUEE": the signal of event EE with unit mask UU.
+std::string raw_signal(unsigned event, unsigned umask) {
+  return fmt::format("raw.0x{:02X}{:02X}", umask, event);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Counting [4].
+
+void ArchPerfDevice::run(const Segment& segment) {
+  if (segment.cycles == 0) return;
+  // v4+: CTR_Frz stops every counter until cleared through STATUS_RESET [4]. Frozen cycles are
+  // not counted cycles: they leave the edge detectors alone.
+  if (version_ >= 4 && (global_status_ & kCtrFrz) != 0) return;
+  for (unsigned i = 0; i < gp_end_; ++i)
+    if (has_gp(i)) count_gp(i, segment);
+  for (unsigned i = 0; i < kMaxFixed; ++i)
+    if (has_fixed(i)) count_fixed(i, segment);
+}
+
+void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
+  const std::uint64_t sel = evtsel_[i];
+  // EN, then (v2+) GLOBAL_CTRL[i], then USR (CPL 1-3; the workload's user mode is CPL 3) or OS
+  // (CPL 0) [4].
+  if (!x86::enabled(sel)) return;
+  if (has_global() && ((global_ctrl_ >> i) & 1U) == 0) return;
+  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
+
+  const unsigned event = x86::event_select(sel);
+  const unsigned umask = x86::unit_mask(sel);
+  // Which signal the event select reads [7a]. An architectural event (index j < EAX[31:24])
+  // that EBX marks unavailable counts nothing [U]; an enumerated one counts its generic signal.
+  // An encoding that is not an enumerated architectural event on this CPU (j >= EAX[31:24], or
+  // any other event/umask pair) is a model-specific event: it counts "raw.0xUUEE" [U].
+  u128 k = 0;
+  bool decided = false;
+  for (unsigned j = 0; j < std::size(kArchEvents); ++j) {
+    const ArchEvent& e = kArchEvents[j];
+    if (e.event != event || e.umask != umask || j >= ebx_length_) continue;
+    decided = true;
+    if (((unavailable_ >> j) & 1U) != 0) {
+      k = 0;
+    } else if (!e.signal.empty()) {
+      k = per_cycle(segment, e.signal);
+    } else {
+      decided = false;  // enumerated, but without a generic signal: its raw signal
+    }
+    break;
+  }
+  if (!decided) k = segment.per_cycle(raw_signal(event, umask));
+
+  // AnyThread (bit 21) counts like a plain event: the model is a single logical processor [U].
+  const counting::Advance step = counting::advance(pmc_[i], gp_width_, segment.cycles, k,
+                                                   counting::evtsel::filter(sel), asserted_[i]);
+  pmc_[i] = step.value;
+  overflow(i, counting::evtsel::interrupts(sel), step.wraps);
+}
+
+void ArchPerfDevice::count_fixed(unsigned i, const Segment& segment) {
+  const std::uint64_t block = (fixed_ctrl_ >> (kBlockBits * i)) & 0xF;
+  // Enable field: 1 OS (CPL 0), 2 USR (CPL > 0), 3 both; and GLOBAL_CTRL[32+i] [3, 4].
+  if ((block & (segment.mode == Mode::user ? kFixedUsr : kFixedOs)) == 0) return;
+  if (((global_ctrl_ >> (kFixedBit0 + i)) & 1U) == 0) return;
+  // Fixed counters have no event select and no filter; they count their event whatever EBX
+  // says about its GP twin [U].
+  const u128 k = i < std::size(kFixedSignals)
+                     ? per_cycle(segment, kFixedSignals[i])
+                     : u128{segment.per_cycle(fmt::format("fixed.{}", i))};
+  bool no_edge = false;
+  const counting::Advance step =
+      counting::advance(fixed_[i], fixed_width_, segment.cycles, k, counting::Filter{}, no_edge);
+  fixed_[i] = step.value;
+  overflow(kFixedBit0 + i, (block & kFixedPmi) != 0, step.wraps);
+}
+
+void ArchPerfDevice::overflow(unsigned status_bit, bool pmi, counting::u128 wraps) {
+  if (wraps == 0) return;
+  // v2+: the overflow sets GLOBAL_STATUS whether or not a PMI is requested [4, U (recommended)].
+  if (has_global()) global_status_ |= std::uint64_t{1} << status_bit;
+  // Each wrap with INT / the fixed PMI bit raises one PMI through the local APIC LVTPC [4].
+  if (pmi) raise_pmis(wraps);
+}
+
+}  // namespace pmc::sim

@@ -1,0 +1,65 @@
+// The Intel architectural PMU device model's register layouts, shared by its sources:
+//   archperf_geometry.cpp  which counters and registers exist (CPUID.0AH, 23H, PDCM) and why
+//                          an address is absent;
+//   archperf_model.cpp     RDMSR / WRMSR and RDPMC;
+//   archperf_counting.cpp  which signal each counter counts, counting, overflow and PMIs.
+// Facts cite docs/hardware/archperf.md by section; the [U] policies are summed up in
+// archperf_model.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace pmc::sim::archperf {
+
+// IA32_PERFEVTSELx fields [3]. EventSelect, UMASK and EN (per counter) are x86_pmu.hpp's; USR,
+// OS, E, INT, INV and CMASK, at the P6's bits, are counting::evtsel's.
+inline constexpr std::uint64_t kAnyThread = 1ULL << 21;  // v3+, unless deprecated
+// 63:32: reserved. The model-specific bits there (IN_TX 32, IN_TXCP 33, adaptive PEBS 34) belong
+// to parts with TSX / PEBS, which the model does not have [U].
+inline constexpr std::uint64_t kSelHigh = 0xFFFFFFFF00000000ULL;
+
+// IA32_FIXED_CTR_CTRL: one 4-bit block per fixed counter [3].
+inline constexpr unsigned kBlockBits = 4;
+inline constexpr std::uint64_t kFixedOs = 0x1;
+inline constexpr std::uint64_t kFixedUsr = 0x2;
+inline constexpr std::uint64_t kFixedAnyThread = 0x4;
+inline constexpr std::uint64_t kFixedPmi = 0x8;
+
+// IA32_PERF_GLOBAL_CTRL / STATUS [3].
+inline constexpr unsigned kFixedBit0 = 32;  // bit 32 + i: fixed counter i
+inline constexpr unsigned kPerfMetricsBit = 48;
+inline constexpr unsigned kTraceToPaPmiBit = 55;
+inline constexpr unsigned kLbrFrzBit = 58;
+inline constexpr unsigned kCtrFrzBit = 59;
+inline constexpr unsigned kAsciBit = 60;
+inline constexpr unsigned kOvfUncoreBit = 61;
+inline constexpr unsigned kOvfBufBit = 62;
+inline constexpr unsigned kCondChgdBit = 63;
+inline constexpr std::uint64_t kCtrFrz = 1ULL << kCtrFrzBit;
+// IA32_PERF_GLOBAL_INUSE: PMI_InUse. The sheet's source prints "[bit 32]", a typo (bit 32 is
+// FC0_InUse); bit 63 is the believed position [3, U].
+inline constexpr std::uint64_t kPmiInUse = 1ULL << 63;
+
+// IA32_PERF_CAPABILITIES [3].
+inline constexpr std::uint64_t kFwWrite = 1ULL << 13;
+
+// RDPMC ECX [5]: ECX[31:16] is the counter type, ECX[15:0] the index.
+inline constexpr std::uint32_t kRdpmcFixedType = 0x4000;  // bit 30
+inline constexpr std::uint32_t kRdpmcMetrics = 1U << 29;
+inline constexpr std::uint32_t kRdpmcFast = 1U << 31;
+
+inline constexpr std::uint32_t kPerfMetricsMsr = 0x329;
+inline constexpr std::uint32_t kDebugCtlMsr = 0x1D9;
+
+// How many PMC / PERFEVTSEL / A_PMC addresses a fault message names whatever the CPU (IA32_PMC0..7
+// etc.); beyond that only the CPU's own counters are named (0x1A0, for one, is IA32_MISC_ENABLE,
+// not IA32_PERFEVTSEL26).
+inline constexpr unsigned kNamedGp = 8;
+
+inline std::string gp_register(std::string_view prefix, unsigned i) { return fmt::format("{}{}", prefix, i); }
+
+}  // namespace pmc::sim::archperf
