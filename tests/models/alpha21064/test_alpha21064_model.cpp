@@ -1,4 +1,4 @@
-#define BOOST_TEST_MODULE alpha_model
+#define BOOST_TEST_MODULE alpha21064_model
 #include <boost/test/unit_test.hpp>
 
 // The emulated Alpha 21064 (device model and pfm(7) driver, <pmc/sim/alpha21064.hpp>) against
