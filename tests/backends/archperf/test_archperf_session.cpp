@@ -1,5 +1,5 @@
 // Sessions end to end on the simulated architectural PMU: the archperf plugin's driver
-// programming the archperf device model (sim/src/archperf_model.cpp, written separately from the
+// programming the archperf device model (sim/models/archperf/archperf_model.cpp, written separately from the
 // same fact sheet). Fixed counter 0 for instructions next to general events, version 1 (no global
 // control) against version 2 and later, 64-bit totals across the 40- and 48-bit counter widths.
 // Every expected count is worked out by hand from the workload (docs/workload-format.md: signals
@@ -305,7 +305,7 @@ BOOST_AUTO_TEST_CASE(unavailable_events_are_refused_before_they_reach_the_hardwa
 // Meteor Lake E-core (tests/data/cpuid/archperf-hybrid-mtl.txt): leaf 0AH reports 6 general
 // counters (EAX = 0x07300605, EAX[15:8] = 6), CPUID.23H.1 reports this core type's eight
 // (EAX = 0xFF) and fixed counters 0-2 (EBX = 7). The backend drives all eight; the device model
-// must accept all eight too (its CPUID 23H policy, sim/src/archperf_model.hpp). Eight events
+// must accept all eight too (its CPUID 23H policy, sim/models/archperf/archperf_model.hpp). Eight events
 // that only general counters can take fill PMC0-7, three more fill FIXED_CTR0-2.
 // Workload: 1000 user cycles with 3 instructions, 1 branch, 2 branch misses, 3 LLC references,
 // 4 LLC misses and 5, 6, 7, 8 of the raw signals 0103, 0104, 0105, 0106 per cycle; 500 kernel

@@ -4,7 +4,7 @@
 // The emulated Alpha 21064 (device model and pfm(7) driver, <pmc/sim/alpha21064.hpp>) against
 // docs/hardware/alpha21064.md ("sheet", by section; "5.N" is item N of section 5, "Behaviours
 // worth a test") and the OSF/1 pfm(7) page. Expected values are worked out by hand from those and
-// from the [U] policies listed at the top of sim/src/alpha21064_model.cpp, never from a run.
+// from the [U] policies listed at the top of sim/models/alpha21064/alpha21064_model.cpp, never from a run.
 
 #include <pmc/error.hpp>
 #include <pmc/sdk/model.hpp>

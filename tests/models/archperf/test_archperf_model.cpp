@@ -4,7 +4,7 @@
 // The architectural PMU device model (versions 1-5) against docs/hardware/archperf.md. Every
 // expected value below is worked out by hand from the fact sheet (section numbers in brackets;
 // "item N" is section 8, "Behaviours worth a test"), never taken from a run of the model.
-// Policies the sheet leaves open ([U]) are the ones sim/src/archperf_model.hpp lists.
+// Policies the sheet leaves open ([U]) are the ones sim/models/archperf/archperf_model.hpp lists.
 
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
@@ -363,7 +363,7 @@ BOOST_AUTO_TEST_SUITE_END()
 // =============================================================================================
 // CPUID leaf 23H: hybrid parts, whose core types each have their own counters. The fact sheet
 // does not describe leaf 23H, so every rule tested here is a [U] policy of the model
-// (sim/src/archperf_model.hpp, "CPUID leaf 23H"): 23H counts when CPUID.0:EAX >= 23H,
+// (sim/models/archperf/archperf_model.hpp, "CPUID leaf 23H"): 23H counts when CPUID.0:EAX >= 23H,
 // CPUID.(7,1):EAX[8] = 1 and CPUID.23H.0:EAX[1] = 1; then sub-leaf 1 EAX is the general-purpose
 // counter bitmap and EBX the fixed one, replacing leaf 0AH's counts; widths stay leaf 0AH's.
 namespace {

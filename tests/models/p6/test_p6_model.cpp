@@ -538,7 +538,7 @@ BOOST_AUTO_TEST_SUITE_END()
 
 // Pentium M's IA32_MISC_ENABLE (MSR 0x1A0) [1]: "bit 7 'perfmon available' (read-only) must be 1".
 // The value of the other bits and what a write does are the model's [U] policies
-// (sim/src/p6_model.cpp, at the constructor): they read 0, and a write changes nothing.
+// (sim/models/p6/p6_model.cpp, at the constructor): they read 0, and a write changes nothing.
 BOOST_AUTO_TEST_SUITE(pentium_m_misc_enable)
 
 BOOST_AUTO_TEST_CASE(pentium_m_reads_bit7_set) {
