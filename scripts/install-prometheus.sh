@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the Prometheus integration test (tests/test_stat_export.cpp) needs and a fresh
+# Installs what the Prometheus integration test (tests/cli/test_stat_export.cpp) needs and a fresh
 # Debian 12 machine lacks: Debian's `prometheus` (the server the test starts on loopback) and
 # `curl` (its HTTP query API). Without them that test reports itself skipped.
 #   scripts/install-prometheus.sh        apt-get what is missing (root, or sudo)

@@ -8,7 +8,7 @@
  * code is fetched from lines no other code touched before (one L1 instruction miss and one
  * last-level miss per line, for code shorter than a line of 32 or 64 bytes). classify and
  * indirect_calls are C, whose conditional-branch counts per loop iteration follow from the
- * source at -O1 (the reasoning is in test_emulate.cpp).
+ * source at -O1 (the reasoning is in tests/hal/emulate/test_emulate.cpp).
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdlib.h>
