@@ -10,6 +10,8 @@
 - hal/src names no backend and no device model (their names come from the backends/ and
   sim/models/ folders, so a new plugin is covered without editing this script);
 - no C or C++ source file in hal/, backends/, sim/ or tools/ has more than 500 lines;
+- every repository path a source comment, a doc or the README cites (hal/..., docs/..., ...)
+  exists;
 - with LIBPMCHAL: its dynamic symbol table exports nothing of a `detail` namespace.
 """
 import re
@@ -45,6 +47,51 @@ def closure(uses, layer):
     return seen
 
 
+TOP_DIRS = ("hal", "backends", "sim", "tools", "tests", "docs", "data", "scripts", "examples", "bench", "fuzz", "cmake")
+CITED = re.compile(r"(?<![\w./-])((?:" + "|".join(TOP_DIRS) + r")/[\w./+-]*[\w+-])")
+
+
+EXTERNAL = re.compile(r"Linux|KVM|libpfm4|PAPI|perf's|intel/perfmon")
+MD_CODE = re.compile(r"`([^`\s]+)`")
+MD_LINK = re.compile(r"\]\((?!https?:|#|mailto:)([^)#\s]+)")
+
+
+def tracked_files(root):
+    out = subprocess.run(["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:  # not a checkout: every file below the root
+        return [p for p in root.rglob("*") if p.is_file() and "build" not in p.relative_to(root).parts[:1]]
+    return [root / line for line in out.stdout.splitlines() if line]
+
+
+def stale_citations(root):
+    """Paths cited in comments and docs that name no file or folder of the tree."""
+    breaches = []
+    for f in tracked_files(root):
+        rel = f.relative_to(root)
+        if not f.is_file() or rel.parts[0] in ("build",) or "corpus" in rel.parts or rel.parts[:2] == ("tests", "data"):
+            continue
+        code = f.suffix in SOURCE_SUFFIXES | {".py", ".sh", ".cmake"} or f.name == "CMakeLists.txt"
+        if not code and f.suffix != ".md":
+            continue
+        for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if f.suffix == ".md":
+                # A doc's relative links (other repositories' paths it cites are not links).
+                found = [(f.parent / m).resolve().relative_to(root.resolve()).as_posix()
+                         for m in MD_LINK.findall(line) if (f.parent / m).resolve().is_relative_to(root.resolve())]
+                if not EXTERNAL.search(line):  # a line citing another project's tree names it
+                    found += [m for m in MD_CODE.findall(line) if CITED.fullmatch(m)]
+            else:
+                found = CITED.findall(line)
+            for cited in found:
+                cited = cited.rstrip(".")
+                if any(c in cited for c in "*<>{}$") or cited.endswith(("/", "-")):
+                    continue
+                if not (root / cited).exists() and not (f.parent / cited).exists():
+                    breaches.append(f"{rel}:{n}: cites {cited}, which does not exist")
+    return breaches
+
+
 def main():
     root = Path(sys.argv[1])
     breaches = []
@@ -60,7 +107,7 @@ def main():
         if f.suffix in SOURCE_SUFFIXES:
             rel = f.relative_to(src)
             if len(rel.parts) != 2:
-                breaches.append(f"hal/src/{rel}: not in a layer folder (hal/src/LAYER/FILE)")
+                breaches.append(f"hal/src/{rel}: not in a layer folder of hal/src")
                 continue
             if rel.parts[0] not in uses:
                 breaches.append(f"hal/src/{rel}: folder {rel.parts[0]} is no pmc_layer() of hal/CMakeLists.txt")
@@ -98,6 +145,7 @@ def main():
                 lines = f.read_text(errors="replace").count("\n")
                 if lines > MAX_LINES:
                     breaches.append(f"{f.relative_to(root)}: {lines} lines (at most {MAX_LINES})")
+    breaches += stale_citations(root)
     if len(sys.argv) > 2:
         out = subprocess.run(["nm", "-DC", "--defined-only", sys.argv[2]], capture_output=True, text=True, check=True)
         for line in out.stdout.splitlines():

@@ -1,4 +1,4 @@
-/* pmc-child: the small program pmc::run_child (hal/src/process.cpp) starts with posix_spawn, so
+/* pmc-child: the small program pmc::run_child (hal/src/process/process.cpp) starts with posix_spawn, so
  * that counting a command never copies the caller's address space (a fork of a process with the
  * plugins and catalogs loaded costs its page tables, and every page the caller writes while the
  * copy lives costs a copy-on-write fault: docs/performance.md, "Start-up"). Not for people:

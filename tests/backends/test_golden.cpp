@@ -154,7 +154,7 @@ const Golden& p5_golden() {
   return spec;
 }
 
-// p6 (backends/p6/events.toml): the PerfEvtSel value computed by hand from the SDM bit layout.
+// p6 (backends/p6/p6.toml): the PerfEvtSel value computed by hand from the SDM bit layout.
 const Golden& p6_golden() {
   static const Golden spec = [] {
     Golden g;
@@ -171,7 +171,7 @@ const Golden& p6_golden() {
   return spec;
 }
 
-// archperf (backends/archperf/events.toml + archperf.cpp): the IA32_PERFEVTSELx value computed by
+// archperf (backends/archperf/archperf.toml + archperf.cpp): the IA32_PERFEVTSELx value computed by
 // hand from the SDM bit layout. The table's `cpu` is a dump, not a tag: several dumps share a
 // version tag.
 const Golden& archperf_golden() {

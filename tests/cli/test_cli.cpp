@@ -339,7 +339,7 @@ namespace {
 
 // The bundled Core 2 dump (data/cpuid/core2.txt: CPUID.0AH version 2, EBX 0) is driven by the
 // archperf backend, whose events carry the SDM and older libpfm4 spellings as aliases
-// (backends/archperf/events.toml). The P6 table has three, libpfm4's spellings.
+// (backends/archperf/archperf.toml). The P6 table has three, libpfm4's spellings.
 const std::vector<std::string> kCore2 = {"--cpuid-dump", "core2"};
 
 std::vector<std::string> names_of(const json& list) {
@@ -366,7 +366,7 @@ BOOST_FIXTURE_TEST_CASE(aliases_in_json, Cli) {
              insn->dump());
 
   // An event without aliases still has the key, an empty array. In the P6 table only the three
-  // events libpfm4 spells differently have one (backends/p6/events.toml).
+  // events libpfm4 spells differently have one (backends/p6/p6.toml).
   const std::map<std::string, std::string> libpfm4 = {
       {"BUS_DATA_RCV", "BUS_DATA_RECV"}, {"BUS_TRAN_BRD", "BUS_TRANS_BRD"}, {"BUS_TRAN_RFO", "BUS_TRANS_RFO"}};
   r = pmc(args({{"list"}, kP3, {"--json"}}));
@@ -481,7 +481,7 @@ BOOST_FIXTURE_TEST_CASE(hal_events_follow_the_backends, Cli) {
 
 BOOST_FIXTURE_TEST_CASE(per_cpu_definitions_say_their_cpus_without_a_cpu_tag, Cli) {
   // p6 forced onto a CPU it has no tag for lists every definition; L2_LD has one for the
-  // PPro/PII/PIII and one for the Pentium M (backends/p6/events.toml).
+  // PPro/PII/PIII and one for the Pentium M (backends/p6/p6.toml).
   Result r = pmc({"list", "--cpuid-dump", "amd-zen", "--backend", "p6", "L2_LD"});
   BOOST_TEST_REQUIRE(r.status == 0, r);
   BOOST_TEST(contains(r.out, "\n    for CPUs: ppro, pii, piii\n"), r);

@@ -1,4 +1,4 @@
-// The configuration: which backend, access method, plugin and event directories, CPU (docs/config.md).
+// The configuration: which backend, access method, plugin and event directories, CPU (docs/user-guide.md, "The config file").
 #pragma once
 
 #include <pmc/export.hpp>

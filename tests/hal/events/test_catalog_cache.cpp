@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE catalog_cache
 #include <boost/test/unit_test.hpp>
 
-// The parse cache of event catalogs (hal/src/catalog_cache.hpp, docs/performance.md): a load of
+// The parse cache of event catalogs (hal/src/events/catalog_cache.hpp, docs/performance.md): a load of
 // unchanged files restores what the first load parsed, with the events decoded on first use;
 // a changed file is parsed again; a cache file someone else could have written is not trusted;
 // PMC_CACHE_DIR moves the cache, or turns it off when empty. And the hashed lookups find what
