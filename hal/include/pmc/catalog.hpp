@@ -4,7 +4,6 @@
 #include <pmc/export.hpp>
 #include <pmc/register_format.hpp>
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -153,24 +152,21 @@ struct PmuDescription {
 namespace detail {
 struct CatalogLoader;
 struct CatalogCache;
-struct CatalogSource;
+struct CatalogState;
 struct EncodeTables;
-// A catalog's events still to be decoded (read from the parse cache, catalog_cache.cpp): the
-// source is shared by copies of the catalog, the flag is each copy's own.
-struct PMC_API PendingEvents {
-  std::shared_ptr<const CatalogSource> source;
-  std::atomic<bool> pending{false};
-  PendingEvents() = default;
-  PendingEvents(const PendingEvents& other);
-  PendingEvents& operator=(const PendingEvents& other);
-  PendingEvents(PendingEvents&& other) noexcept;  // noexcept: catalogs move in vectors
-  PendingEvents& operator=(PendingEvents&& other) noexcept;
-  ~PendingEvents();
-};
 }  // namespace detail
 
 class PMC_API EventCatalog {
  public:
+  // A copy of a catalog restored from the parse cache shares the cache file's events with the
+  // original and decodes them on its own. Moves are noexcept: catalogs move in vectors.
+  EventCatalog();
+  EventCatalog(const EventCatalog& other);
+  EventCatalog& operator=(const EventCatalog& other);
+  EventCatalog(EventCatalog&& other) noexcept;
+  EventCatalog& operator=(EventCatalog&& other) noexcept;
+  ~EventCatalog();
+
   // Loads an events file (or every *.toml in a directory, in name order). Throws pmc::Error
   // with file:line:column for malformed TOML, unknown keys, wrong types, out-of-range values.
   // Events of a file for another backend are ignored. One file may define a name more than
@@ -220,6 +216,7 @@ class PMC_API EventCatalog {
  private:
   friend struct detail::CatalogLoader;
   friend struct detail::CatalogCache;
+  friend struct detail::CatalogState;
   friend struct detail::EncodeTables;
   void materialize() const;  // decodes pending events (thread-safe)
   void build_index() const;  // the lookup tables, after the events changed
@@ -232,15 +229,10 @@ class PMC_API EventCatalog {
   PmuDescription pmu_;
   std::string description_;
   std::string backend_;
-  // Lookups (catalog.cpp): open-addressed tables of event positions + 1 by a case-folded hash
-  // of the name, the aliases and the generic names (event, unit mask + 1 or 0).
-  mutable std::vector<std::uint64_t> name_index_, alias_index_;  // hash << 32 | position + 1
-  mutable std::vector<std::pair<std::uint32_t, std::uint32_t>> generic_index_;
-  mutable std::shared_ptr<const detail::EncodeTables> encode_tables_;  // encode_tables.hpp
-  // The parse cache: what the loads so far were (the key of the next; "" before any load, "!"
-  // when they cannot be cached), and the events a cached load left to decode.
-  std::string cache_key_;
-  mutable detail::PendingEvents pending_;
+  // What the library keeps beside the events and no user sees (hal/src/events/catalog_state.hpp):
+  // the lookup tables, the encoder's tables, the parse cache's key and the events it left to
+  // decode. Null in a catalog nothing was loaded into (or moved from).
+  mutable std::unique_ptr<detail::CatalogState> state_;
 };
 
 // The built-in modifiers (u, k, e, i, c, t): what a file that declares none gets.

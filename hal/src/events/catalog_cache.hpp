@@ -118,7 +118,7 @@ struct CatalogSource {
 };
 
 struct CatalogCache {
-  static constexpr const char* kUncacheable = "!";  // cache_key_ of a catalog no file describes
+  static constexpr const char* kUncacheable = "!";  // the key of a catalog no file describes (catalog_state.hpp)
 
   // The directory: $PMC_CACHE_DIR (set but empty: no cache), else $XDG_CACHE_HOME/pmchal, else
   // $HOME/.cache/pmchal; nullopt: no cache.
@@ -131,7 +131,7 @@ struct CatalogCache {
   // Restores cat to the state cached under key, its events pending; false when there is none
   // (or it is not usable: another owner, writable by others, another format, a key collision).
   static bool restore(EventCatalog& cat, const std::string& key);
-  // Keeps cat (loaded, cat.cache_key_ its key) in the cache; failures are ignored.
+  // Keeps cat (loaded, its CatalogState::cache_key the key) in the cache; failures are ignored.
   static void store(const EventCatalog& cat);
   // The pending events of cat, from the cache file or, when that fails, by loading the files
   // again (without the cache).
@@ -149,6 +149,10 @@ struct CatalogCache {
                                 const UnitMask** mask, bool& answered);
   // The cache file of a key.
   static std::filesystem::path file_of(const std::filesystem::path& dir, const std::string& key);
+  // The shape section of a cache file: the catalog but its events (catalog_cache_records.cpp).
+  // get_shape reads it into an empty catalog; false when the section does not end where it should.
+  static void put_shape(Writer& w, const EventCatalog& cat);
+  static bool get_shape(Reader& r, EventCatalog& cat);
 };
 
 // The same cache for other parsed files (the metric files): a payload of bytes the caller

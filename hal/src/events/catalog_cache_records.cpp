@@ -1,0 +1,335 @@
+// The records of a cache file (catalog_cache.hpp): each structure of a catalog as bytes and back,
+// as this machine lays them out (the layout line in every key names it). The shape section is
+// the catalog but its events: the register format, CPU tags, files, modifiers, PMU description.
+#include "catalog_cache.hpp"
+#include "catalog_cache_file.hpp"
+
+#include <pmc/event.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pmc::detail {
+
+// The layout the cache files were written with: a change of the structures changes the key.
+std::string layout_line() {
+  return fmt::format("pmc-catalog 2 {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+                     sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
+                     sizeof(CounterGroup), sizeof(BitField));
+}
+
+void put(Writer& w, const SourceRef& s) {
+  w.str(s.file);
+  w.u32(s.line);
+  w.u32(s.column);
+}
+SourceRef get_source(Reader& r) {
+  SourceRef s;
+  s.file = r.str();
+  s.line = r.u32();
+  s.column = r.u32();
+  return s;
+}
+
+namespace {
+
+void put(Writer& w, const BitField& f) {
+  w.u32(f.count);
+  for (const auto& r : f.ranges) {
+    w.u32(r.low);
+    w.u32(r.width);
+  }
+}
+BitField get_bitfield(Reader& r) {
+  BitField f;
+  f.count = r.u32();
+  for (auto& range : f.ranges) {
+    range.low = r.u32();
+    range.width = r.u32();
+  }
+  return f;
+}
+
+
+void put(Writer& w, const ModifierDef& m) {
+  w.str(m.name);
+  w.str(m.field);
+  w.u32(static_cast<std::uint32_t>(m.kind));
+  w.b(m.inverted);
+  w.opt(m.max);
+  w.str(m.description);
+  w.str(m.refusal);
+  put(w, m.source);
+}
+ModifierDef get_modifier(Reader& r) {
+  ModifierDef m;
+  m.name = r.str();
+  m.field = r.str();
+  m.kind = static_cast<ModifierDef::Kind>(r.u32());
+  m.inverted = r.b();
+  m.max = r.opt64();
+  m.description = r.str();
+  m.refusal = r.str();
+  m.source = get_source(r);
+  return m;
+}
+
+void put(Writer& w, const std::vector<ValueRange>& v) {
+  w.u32(static_cast<std::uint32_t>(v.size()));
+  for (const auto& x : v) {
+    w.u32(x.low);
+    w.u32(x.high);
+  }
+}
+std::vector<ValueRange> get_ranges(Reader& r) {
+  std::vector<ValueRange> v(r.count());
+  for (auto& x : v) {
+    x.low = r.u32();
+    x.high = r.u32();
+  }
+  return v;
+}
+
+void put(Writer& w, const std::vector<CpuidField>& v) {
+  w.u32(static_cast<std::uint32_t>(v.size()));
+  for (const auto& f : v) {
+    w.u32(f.leaf);
+    w.u32(f.subleaf);
+    w.u32(f.reg);
+    w.u32(f.low);
+    w.u32(f.width);
+    w.str(f.text);
+  }
+}
+std::vector<CpuidField> get_fields(Reader& r) {
+  std::vector<CpuidField> v(r.count());
+  for (auto& f : v) {
+    f.leaf = r.u32();
+    f.subleaf = r.u32();
+    f.reg = r.u32();
+    f.low = r.u32();
+    f.width = r.u32();
+    f.text = r.str();
+  }
+  return v;
+}
+
+void put(Writer& w, const PmuDescription& p) {
+  w.str(p.description);
+  w.str(p.model);
+  w.u32(static_cast<std::uint32_t>(p.score));
+  w.u64(p.reserved);
+  w.strs(p.driver_fields);
+  w.opt(p.merge_event);
+  w.str(p.unmatched);
+  w.u32(static_cast<std::uint32_t>(p.counters.size()));
+  for (const auto& g : p.counters) {
+    w.u32(static_cast<std::uint32_t>(g.kind));
+    for (std::uint32_t v : {g.first, g.count, g.width, g.control, g.control_stride, g.counter, g.counter_stride,
+                            g.control_shift, g.control_shift_stride, g.control_bits})
+      w.u32(v);
+    w.opt(g.rdpmc);
+    w.strs(g.cpus);
+  }
+  w.u32(static_cast<std::uint32_t>(p.registers.size()));
+  for (const auto& d : p.registers) {
+    w.u32(d.address);
+    w.str(d.name);
+    w.strs(d.cpus);
+  }
+  w.u32(static_cast<std::uint32_t>(p.probe.size()));
+  for (const auto& rule : p.probe) {
+    w.strs(rule.vendors);
+    put(w, rule.families);
+    put(w, rule.models);
+    put(w, rule.steppings);
+    put(w, rule.cpuid_set);
+    put(w, rule.cpuid_clear);
+    w.str(rule.tag);
+    w.str(rule.name);
+    w.str(rule.refusal);
+    put(w, rule.source);
+  }
+}
+PmuDescription get_pmu(Reader& r) {
+  PmuDescription p;
+  p.description = r.str();
+  p.model = r.str();
+  p.score = static_cast<int>(r.u32());
+  p.reserved = r.u64();
+  p.driver_fields = r.strs();
+  p.merge_event = r.opt64();
+  p.unmatched = r.str();
+  p.counters.resize(r.count());
+  for (auto& g : p.counters) {
+    g.kind = static_cast<CounterKind>(r.u32());
+    for (std::uint32_t* v : {&g.first, &g.count, &g.width, &g.control, &g.control_stride, &g.counter,
+                             &g.counter_stride, &g.control_shift, &g.control_shift_stride, &g.control_bits})
+      *v = r.u32();
+    g.rdpmc = r.opt32();
+    g.cpus = r.strs();
+  }
+  p.registers.resize(r.count());
+  for (auto& d : p.registers) {
+    d.address = r.u32();
+    d.name = r.str();
+    d.cpus = r.strs();
+  }
+  p.probe.resize(r.count());
+  for (auto& rule : p.probe) {
+    rule.vendors = r.strs();
+    rule.families = get_ranges(r);
+    rule.models = get_ranges(r);
+    rule.steppings = get_ranges(r);
+    rule.cpuid_set = get_fields(r);
+    rule.cpuid_clear = get_fields(r);
+    rule.tag = r.str();
+    rule.name = r.str();
+    rule.refusal = r.str();
+    rule.source = get_source(r);
+  }
+  return p;
+}
+
+void put(Writer& w, const UnitMaskGroup& g) {
+  w.str(g.name);
+  w.b(g.combinable);
+  w.u32(static_cast<std::uint32_t>(g.masks.size()));
+  for (const auto& m : g.masks) {
+    w.str(m.name);
+    w.u64(m.value);
+    w.str(m.description);
+    w.str(m.generic);
+  }
+  w.strs(g.default_masks);
+}
+UnitMaskGroup get_group(Reader& r) {
+  UnitMaskGroup g;
+  g.name = r.str();
+  g.combinable = r.b();
+  g.masks.resize(r.count());
+  for (auto& m : g.masks) {
+    m.name = r.str();
+    m.value = r.u64();
+    m.description = r.str();
+    m.generic = r.str();
+  }
+  g.default_masks = r.strs();
+  return g;
+}
+
+}  // namespace
+
+void put(Writer& w, const EventDef& e) {
+  w.str(e.name);
+  w.u64(e.code);
+  w.str(e.description);
+  w.str(e.generic);
+  w.u32(static_cast<std::uint32_t>(e.counters.size()));
+  for (unsigned c : e.counters) w.u32(c);
+  w.opt(e.fixed);
+  w.strs(e.modifiers);
+  w.u32(static_cast<std::uint32_t>(e.defaults.size()));
+  for (const auto& [k, v] : e.defaults) {
+    w.str(k);
+    w.u64(v);
+  }
+  w.strs(e.cpus);
+  w.b(e.unit_masks.has_value());
+  if (e.unit_masks) put(w, *e.unit_masks);
+  w.opt(e.fixed_umask);
+  w.b(e.merge);
+  w.str(e.reference);
+  put(w, e.source);
+  w.strs(e.aliases);
+}
+EventDef get_event(Reader& r) {
+  EventDef e;
+  e.name = r.str();
+  e.code = r.u64();
+  e.description = r.str();
+  e.generic = r.str();
+  e.counters.resize(r.count());
+  for (auto& c : e.counters) c = r.u32();
+  e.fixed = r.opt32();
+  e.modifiers = r.strs();
+  for (std::size_t n = r.count(); n > 0; --n) {
+    std::string k = r.str();
+    e.defaults[std::move(k)] = r.u64();
+  }
+  e.cpus = r.strs();
+  if (r.b()) e.unit_masks = get_group(r);
+  e.fixed_umask = r.opt64();
+  e.merge = r.b();
+  e.reference = r.str();
+  e.source = get_source(r);
+  e.aliases = r.strs();
+  return e;
+}
+
+// The name table of a cache file (after the events): per event, in catalog order, the offset
+// of its record in the events section and what a lookup compares, so that one event can be found
+// and decoded without the others.
+void put_names(Writer& w, const EventDef& e, std::size_t record_offset) {
+  w.u64(record_offset);
+  w.str(e.name);
+  w.strs(e.aliases);
+  w.str(e.generic);
+  std::uint32_t masks = 0;
+  if (e.unit_masks)
+    for (const auto& m : e.unit_masks->masks) masks += !m.generic.empty();
+  w.u32(masks);
+  if (e.unit_masks)
+    for (std::size_t m = 0; m < e.unit_masks->masks.size(); ++m)
+      if (!e.unit_masks->masks[m].generic.empty()) {
+        w.u32(static_cast<std::uint32_t>(m));
+        w.str(e.unit_masks->masks[m].generic);
+      }
+  w.strs(e.cpus);
+}
+
+void CatalogCache::put_shape(Writer& shape, const EventCatalog& cat) {
+  shape.u32(static_cast<std::uint32_t>(cat.format_.fields().size()));
+  for (const auto& [name, field] : cat.format_.fields()) {
+    shape.str(name);
+    put(shape, field);
+  }
+  shape.u32(static_cast<std::uint32_t>(cat.cpus_.size()));
+  for (const auto& t : cat.cpus_) {
+    shape.str(t.name);
+    shape.str(t.description);
+  }
+  shape.strs(cat.files_);
+  shape.strs(cat.default_modifiers_);
+  shape.u32(static_cast<std::uint32_t>(cat.modifiers_.size()));
+  for (const auto& m : cat.modifiers_) put(shape, m);
+  put(shape, cat.pmu_);
+  shape.str(cat.description_);
+  shape.str(cat.backend_);
+}
+
+bool CatalogCache::get_shape(Reader& r, EventCatalog& c) {
+  for (std::size_t n = r.count(); n > 0; --n) {
+    std::string name = r.str();
+    c.format_.add(std::move(name), get_bitfield(r));
+  }
+  c.cpus_.resize(r.count());
+  for (auto& t : c.cpus_) {
+    t.name = r.str();
+    t.description = r.str();
+  }
+  c.files_ = r.strs();
+  c.default_modifiers_ = r.strs();
+  c.modifiers_.resize(r.count());
+  for (auto& m : c.modifiers_) m = get_modifier(r);
+  c.pmu_ = get_pmu(r);
+  c.description_ = r.str();
+  c.backend_ = r.str();
+  return r.p == r.end;
+}
+
+}  // namespace pmc::detail

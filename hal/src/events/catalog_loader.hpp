@@ -1,0 +1,41 @@
+// The events TOML loader (docs/event-format.md), in parts: the document, its events and CPU tags
+// (catalog_load.cpp), the [pmu] shape and [[probe]] table (catalog_pmu.cpp), the modifiers
+// (catalog_modifiers.cpp). A friend of EventCatalog: it fills the catalog's members directly.
+#pragma once
+
+#include "toml_util.hpp"
+
+#include <pmc/catalog.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmc::detail {
+
+struct CatalogLoader {
+  // One events file, already parsed, for `backend` (a file for another backend adds nothing).
+  static void load(EventCatalog& cat, const toml::table& doc, const std::string& name, std::string_view backend);
+  // Adds one definition, replacing the earlier definitions of its name for its CPUs.
+  static void merge(EventCatalog& cat, EventDef e);
+  // A `cpus` list, each tag declared in [cpus].
+  static std::vector<std::string> cpu_list(const EventCatalog& cat, const toml::table& t);
+  // [modifier.NAME] tables.
+  static void read_modifier_decls(EventCatalog& cat, const toml::node& node);
+  // [pmu], [[pmu.counters]], [[pmu.registers]].
+  static void read_pmu(EventCatalog& cat, const toml::node& node);
+  // [[probe]] rules.
+  static void read_probe(EventCatalog& cat, const toml::node& node);
+};
+
+// Where a node was written.
+SourceRef ref_of(const toml::node& n);
+// A `modifiers` list (key of t), each name built in or declared by [modifier.NAME].
+std::vector<std::string> read_modifiers(const toml::table& t, std::string_view key, const EventCatalog& cat);
+// A required unsigned integer that fits `field` (when given); `what` names it in messages.
+std::uint64_t read_unsigned(const toml::table& t, std::string_view key, std::optional<BitField> field,
+                            std::string_view what);
+
+}  // namespace pmc::detail
