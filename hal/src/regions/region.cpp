@@ -8,6 +8,7 @@
 // The hot path (begin/end of a region this thread has seen, by number) reads the session once,
 // takes the time, and folds a call into the totals under that uncontended lock: no allocation,
 // no lookup by name. The report's JSON and table are region_report.cpp's.
+#include "clock.hpp"
 #include "embed.hpp"
 
 #include <pmc/error.hpp>
@@ -22,7 +23,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -62,11 +62,7 @@ namespace {
 using regions::Id;
 constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
 
-std::uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using detail::monotonic_ns;
 
 struct Aggregate {
   std::uint64_t sum = 0;
@@ -294,7 +290,7 @@ void begin(Id id) {
   const std::size_t depth = t.stack.size();
   if (t.starts.size() < (depth + 1) * t.n) t.starts.resize((depth + 1) * t.n);
   // The time first and the counters last, so that the region's counts leave out this call.
-  const std::uint64_t start = now_ns();
+  const std::uint64_t start = monotonic_ns();
   detail::read_values(*t.session, std::span(t.starts.data() + depth * t.n, t.n), nullptr, nullptr);
   t.stack.push_back({id, start});
 }
@@ -303,7 +299,7 @@ void end(Id id) {
   ThreadState& t = this_thread();
   // The counters first, then the time.
   detail::read_values(*t.session, std::span(t.now.data(), t.n), nullptr, nullptr);
-  const std::uint64_t stop = now_ns();
+  const std::uint64_t stop = monotonic_ns();
   if (t.stack.empty() || t.stack.back().id != id) {
     const std::string open = t.stack.empty() ? std::string("no region is open")
                                              : fmt::format("the innermost open region is '{}'", region_name(t.stack.back().id));
