@@ -107,7 +107,7 @@ class RawGroup {
   void read(std::uint64_t* buf, std::size_t words) const {
     if (::read(fds_[0], buf, words * sizeof *buf) < 0) throw std::runtime_error("read");
   }
-  // The leader alone, as the session does (hal/src/perf_event.cpp says why not PERF_IOC_FLAG_GROUP).
+  // The leader alone, as the session does (hal/src/access/perf_event.cpp says why not PERF_IOC_FLAG_GROUP).
   void enable() const { ioctl(fds_[0], PERF_EVENT_IOC_ENABLE, 0); }
   void disable() const { ioctl(fds_[0], PERF_EVENT_IOC_DISABLE, 0); }
 

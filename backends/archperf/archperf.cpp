@@ -72,8 +72,6 @@ constexpr std::uint32_t kGlobalOvfCtrl = 0x390;     // GLOBAL_OVF_CTRL (v2-3) = 
 constexpr std::uint32_t kGlobalStatusSet = 0x391;   // IA32_PERF_GLOBAL_STATUS_SET (v4+)
 
 
-std::uint64_t width_mask(unsigned width) { return width >= 64 ? ~0ull : (1ull << width) - 1; }
-
 bool contains(const std::vector<std::uint32_t>& v, std::uint32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,7 +190,7 @@ class ArchPerfBackend final : public Backend {
   }
 
   void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
-    const std::uint64_t mask = width_mask(c.width);
+    const std::uint64_t mask = c.width_mask();
     value &= mask;
     if (c.kind == CounterKind::fixed) {  // full width; bits above it must be written as zeros
       regs.write(c.counter_msr, value);

@@ -4,6 +4,7 @@
 
 #include <pmc/catalog.hpp>
 #include <pmc/export.hpp>
+#include <pmc/sdk/counting.hpp>  // width_mask
 
 #include <cstdint>
 #include <optional>
@@ -36,7 +37,7 @@ struct CounterInfo {
     if (control_bits == 0 || control_bits >= 64) return ~0ull;
     return ((1ull << control_bits) - 1) << control_shift;
   }
-  [[nodiscard]] std::uint64_t width_mask() const { return width >= 64 ? ~0ull : (1ull << width) - 1; }
+  [[nodiscard]] std::uint64_t width_mask() const { return counting::width_mask(width); }  // bits width-1..0
 };
 
 struct PMC_API PmuInfo {

@@ -1,5 +1,6 @@
 #include "access.hpp"
 
+#include "clock.hpp"
 #include "perf_event.hpp"
 #include "text.hpp"
 
@@ -10,7 +11,6 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 
 namespace pmc::detail {
@@ -22,12 +22,6 @@ void Access::read_counts(std::span<Count> out) {
   for (const auto& event : read())
     for (const Count& c : event)
       if (k < out.size()) out[k++] = c;
-}
-
-std::uint64_t monotonic_ns() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
 }
 
 // ---------------------------------------------------------------------------------------------

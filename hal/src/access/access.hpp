@@ -218,7 +218,4 @@ class RegisterAccess final : public Access {
   std::uint64_t slice_start_ = 0;       // now() when the active set went on the counters
 };
 
-// Monotonic nanoseconds (the session's wall clock for time_enabled).
-std::uint64_t monotonic_ns();
-
 }  // namespace pmc::detail

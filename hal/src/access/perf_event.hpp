@@ -9,9 +9,14 @@
 // makes the group read() it), the calling thread's id is cached (no gettid per read), and the
 // buffers are sized when events are added, so read_counts() makes one read() per target (none
 // with rdpmc) and allocates nothing.
+// Where it is done: perf_event.cpp (raw events, attributes, opening the group, start and stop),
+// perf_read.cpp (group reads, the rdpmc fast path, scaling), perf_sampling.cpp (sampling events
+// and their ring buffers), perf_errors.cpp (what a failed open says); perf_kernel.hpp is what
+// they share of the kernel's interface.
 #pragma once
 
 #include "access.hpp"
+#include "cpu_list.hpp"  // online_cpus: the targets of CPU-wide scopes
 
 #include <pmc/export.hpp>
 
@@ -71,11 +76,6 @@ PerfFacts perf_facts(const AccessOptions& options);
 // do. err is the errno. Pure.
 std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& scope, int pid, int cpu,
                                     const PerfFacts& facts);
-
-// "0-3,6,8-9" (the sysfs CPU list format). Throws parse.
-std::vector<int> parse_cpu_list(std::string_view text);
-// <sysfs_root>/devices/system/cpu/online.
-std::vector<int> online_cpus(const std::filesystem::path& sysfs_root = "/sys");
 
 // What one event's mmap page yields: count and times as of now.
 struct UserPageRead {

@@ -1,5 +1,6 @@
 #include "tsc.hpp"
 
+#include "clock.hpp"
 #include "cpu_native.hpp"
 
 #include <pmc/error.hpp>

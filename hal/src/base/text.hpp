@@ -9,10 +9,13 @@
 
 namespace pmc::detail {
 
-// Event and unit-mask names are matched without regard to case, as libpfm4 does.
+// Event and unit-mask names are matched without regard to case, as libpfm4 does. The names are
+// ASCII, so only A-Z fold, with no locale call: this is the library's one case-blind compare
+// (event lookups run it on their hot path).
 inline bool iequal(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           auto lower = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c; };
+           return lower(static_cast<unsigned char>(x)) == lower(static_cast<unsigned char>(y));
          });
 }
 

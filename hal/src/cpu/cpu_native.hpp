@@ -20,10 +20,10 @@ namespace pmc::detail {
 const CpuInfo& native_cpu();
 // Whether native_cpu() has been read already (so that asking costs nothing).
 bool native_cpu_read();
-// A native reading holds the leaves the library decodes and reads (cpu.cpp, kNativeLeaves), not
-// every one: this reads `leaf` (with the subleaves it defines) into `cpu` when the CPU is this
-// machine's, the leaf exists, and the reading lacks it (Hal::open: the leaves a backend's probe
-// table names). Nothing for a CPUID dump or off x86.
+// A native reading holds the leaves the library decodes and reads (cpu_native.cpp,
+// kNativeLeaves), not every one: this reads `leaf` (with the subleaves it defines) into `cpu`
+// when the CPU is this machine's, the leaf exists, and the reading lacks it (Hal::open: the
+// leaves a backend's probe table names). Nothing for a CPUID dump or off x86.
 void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf);
 
 // MIDR_EL1 rebuilt from the first processor's "CPU implementer", "CPU variant", "CPU part" and

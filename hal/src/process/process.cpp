@@ -3,6 +3,7 @@
 // process, which between fork and exec call only async-signal-safe functions, so an embedder's
 // threads cannot deadlock them.
 #include "child.hpp"
+#include "clock.hpp"
 #include "root_safety.hpp"
 
 #include <pmc/error.hpp>
@@ -42,11 +43,7 @@ void forward_signal(int sig) {
   if (g_group > 0) ::kill(-static_cast<pid_t>(g_group), sig);
 }
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using detail::monotonic_ns;
 
 bool forwarded(int sig) {
   for (int s : kForwarded)

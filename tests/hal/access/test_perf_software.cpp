@@ -102,10 +102,10 @@ BOOST_AUTO_TEST_CASE(large_values_do_not_overflow) {
 }
 
 BOOST_AUTO_TEST_CASE(cpu_lists) {
-  BOOST_TEST(pmc::detail::parse_cpu_list("0-3,6,8-9\n") == (std::vector<int>{0, 1, 2, 3, 6, 8, 9}));
-  BOOST_TEST(pmc::detail::parse_cpu_list("0") == (std::vector<int>{0}));
-  BOOST_CHECK_THROW(pmc::detail::parse_cpu_list("3-1"), pmc::Error);
-  BOOST_CHECK_THROW(pmc::detail::parse_cpu_list("a"), pmc::Error);
+  BOOST_TEST(pmc::detail::parse_sysfs_cpu_list("0-3,6,8-9\n") == (std::vector<int>{0, 1, 2, 3, 6, 8, 9}));
+  BOOST_TEST(pmc::detail::parse_sysfs_cpu_list("0") == (std::vector<int>{0}));
+  BOOST_CHECK_THROW(pmc::detail::parse_sysfs_cpu_list("3-1"), pmc::Error);
+  BOOST_CHECK_THROW(pmc::detail::parse_sysfs_cpu_list("a"), pmc::Error);
   BOOST_TEST(!pmc::detail::online_cpus().empty());
 }
 

@@ -1,0 +1,24 @@
+// The kernel's CPU lists: which CPUs this machine has online.
+//
+// Two parsers read "0-3,6" in this project, and they mean different things, so they stay two:
+// - parse_sysfs_cpu_list (here) reads what the kernel writes in /sys/devices/system/cpu/online
+//   and the other sysfs CPU lists: every CPU, in the kernel's order, as written; a malformed list
+//   is a parse error of that file;
+// - the CLI's -C list (tools/pmc/options.cpp, parse_cpu_list) reads the CPUs a user selects:
+//   repeats dropped, sorted, and a malformed list is the user's invalid argument.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+namespace pmc::detail {
+
+// "0-3,6,8-9" (the sysfs CPU list format, a trailing newline allowed) -> {0, 1, 2, 3, 6, 8, 9}.
+// Throws parse.
+std::vector<int> parse_sysfs_cpu_list(std::string_view text);
+
+// <sysfs_root>/devices/system/cpu/online; without it, 0 .. the online count of sysconf - 1.
+std::vector<int> online_cpus(const std::filesystem::path& sysfs_root = "/sys");
+
+}  // namespace pmc::detail

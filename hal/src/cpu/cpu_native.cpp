@@ -1,0 +1,197 @@
+// Reading this machine's CPU: CPUID natively on x86 (each leaf once per process, native_cpu()),
+// Linux's view on AArch64 (cpu_arm.cpp), uname elsewhere. The decoding is cpu.cpp's.
+#include "cpu_native.hpp"
+#include "cpuid_bits.hpp"
+
+#include <pmc/cpu.hpp>
+#include <pmc/error.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define PMC_HAVE_CPUID 1
+#else
+#define PMC_HAVE_CPUID 0
+#endif
+
+namespace pmc {
+
+#if PMC_HAVE_CPUID
+namespace {
+
+using detail::bit;
+using detail::bits;
+using detail::kExtBase;
+
+// Enough for every subleaf enumeration the SDM and APM define today; protects against a
+// hypervisor that reports nonsense counts.
+constexpr std::uint32_t kMaxSubleaves = 64;
+constexpr std::uint32_t kMaxBasicLeaf = 0xFF;
+constexpr std::uint32_t kMaxExtLeaf = kExtBase + 0xFF;
+constexpr std::uint32_t kHypervisorBase = 0x40000000, kHypervisorTiming = 0x40000010;
+
+// The leaves a native reading holds. In a virtual machine each CPUID instruction traps to the
+// hypervisor (about 6 us on the project's guests: the whole table, 65 instructions there, took
+// 0.4 ms of every pmc command), so not every leaf, but those CpuInfo decodes and the library and
+// the in-tree backends and models read at every Hal::open: 0 and 1 (vendor, signature,
+// features), 7 (features, hybrid), 0AH and 23H (architectural perfmon), 15H and 16H (the TSC
+// rate), 1AH (hybrid core type); 80000001H (AMD perfmon features), 80000002H-80000004H (brand),
+// 80000022H (PerfMonV2); and the hypervisor's 40000000H and 40000010H. Others are read when asked
+// for (read_native_leaf): the cache leaves 2, 4, 80000005H, 80000006H and 8000001DH by
+// emulation (cache_hierarchy), a leaf a backend's probe table names by Hal::open. A CPUID dump
+// keeps every leaf it has.
+constexpr std::uint32_t kNativeLeaves[] = {0x00, 0x01, 0x07, 0x0A, 0x15, 0x16, 0x1A, 0x23};
+constexpr std::uint32_t kNativeExtLeaves[] = {0x80000001, 0x80000002, 0x80000003, 0x80000004, 0x80000022};
+
+CpuidRegs native_cpuid(std::uint32_t leaf, std::uint32_t subleaf) {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __cpuid_count(leaf, subleaf, a, b, c, d);
+  return {a, b, c, d};
+}
+
+// Reads subleaf 0 and, for the leaves that have them, the further subleaves the SDM (basic
+// leaves) or the APM (8000001DH, 80000026H) defines. Enumerations that end with a null entry
+// keep that entry, as `cpuid -r` does.
+void read_leaf(CpuidTable& t, std::uint32_t leaf) {
+  const CpuidRegs s0 = native_cpuid(leaf, 0);
+  t.set(leaf, 0, s0);
+  auto read_range = [&](std::uint32_t last) {  // subleaves 1..last
+    for (std::uint32_t i = 1; i <= last && i < kMaxSubleaves; ++i) t.set(leaf, i, native_cpuid(leaf, i));
+  };
+  auto read_until = [&](auto is_end) {  // subleaves 1.. up to and including the first null one
+    if (is_end(s0)) return;
+    for (std::uint32_t i = 1; i < kMaxSubleaves; ++i) {
+      const CpuidRegs r = native_cpuid(leaf, i);
+      t.set(leaf, i, r);
+      if (is_end(r)) break;
+    }
+  };
+  auto read_bitmap = [&](std::uint64_t map, std::uint32_t first) {  // subleaf i when bit i set
+    for (std::uint32_t i = first; i < 64 && i < kMaxSubleaves; ++i) {
+      if ((map >> i) & 1u) t.set(leaf, i, native_cpuid(leaf, i));
+    }
+  };
+  const auto cache_type_null = [](const CpuidRegs& r) { return bits(r.eax, 4, 0) == 0; };
+  const auto level_type_null = [](const CpuidRegs& r) { return bits(r.ecx, 15, 8) == 0; };
+
+  switch (leaf) {
+    case 0x04:        // deterministic cache parameters: until cache type 0
+    case 0x8000001D:  // AMD cache topology, same layout
+      read_until(cache_type_null);
+      break;
+    case 0x0B:        // extended topology: until level type 0
+    case 0x1F:        // V2 extended topology
+    case 0x80000026:  // AMD extended CPU topology
+      read_until(level_type_null);
+      break;
+    case 0x07:  // structured extended features: EAX = highest subleaf
+    case 0x14:  // processor trace
+    case 0x17:  // SoC vendor attributes
+    case 0x18:  // deterministic address translation
+    case 0x1D:  // tile information: EAX = highest palette
+    case 0x20:  // HRESET
+    case 0x24:  // AVX10
+      read_range(s0.eax);
+      break;
+    case 0x0D: {  // XSAVE: 0 and 1, then state component i for each XCR0 | IA32_XSS bit i >= 2
+      const CpuidRegs s1 = native_cpuid(leaf, 1);
+      t.set(leaf, 1, s1);
+      const std::uint64_t xcr0 = (std::uint64_t{s0.edx} << 32) | s0.eax;
+      const std::uint64_t xss = (std::uint64_t{s1.edx} << 32) | s1.ecx;
+      read_bitmap(xcr0 | xss, 2);
+      break;
+    }
+    case 0x0F:  // RDT monitoring: EDX bit i = resource i has subleaf i
+      read_bitmap(s0.edx, 1);
+      break;
+    case 0x10:  // RDT allocation: EBX bit i = resource i has subleaf i
+      read_bitmap(s0.ebx, 1);
+      break;
+    case 0x12:  // SGX (when CPUID.(7,0):EBX[2]): 0, 1, then EPC sections until an invalid one
+      if (const auto l7 = t.get(7, 0); l7 && bit(l7->ebx, 2)) {
+        t.set(leaf, 1, native_cpuid(leaf, 1));
+        for (std::uint32_t i = 2; i < kMaxSubleaves; ++i) {
+          const CpuidRegs r = native_cpuid(leaf, i);
+          t.set(leaf, i, r);
+          if (bits(r.eax, 3, 0) == 0) break;
+        }
+      }
+      break;
+    case 0x23:  // architectural perfmon extended: EAX bit i = subleaf i valid
+      read_bitmap(s0.eax, 1);
+      break;
+    default:  // 1AH (hybrid core type) and the rest have no subleaves
+      break;
+  }
+}
+
+}  // namespace
+#endif
+
+CpuInfo read_native_cpu() {
+#if PMC_HAVE_CPUID
+  CpuidTable t;
+  const std::uint32_t max_leaf = __get_cpuid_max(0, nullptr);
+  // 0 also means "no CPUID instruction" on old i386 (__get_cpuid_max checks the ID flag); a
+  // CPU whose leaf 0 says 0 has no leaf 1 to decode either.
+  if (max_leaf == 0) throw Error(errc::not_supported, "native: CPUID is unavailable or reports no leaf 1");
+  for (std::uint32_t leaf : kNativeLeaves)
+    if (leaf <= max_leaf) read_leaf(t, leaf);
+
+  const CpuidRegs ext0 = native_cpuid(kExtBase, 0);
+  t.set(kExtBase, 0, ext0);
+  if ((ext0.eax & 0xFFFF0000u) == kExtBase) {
+    for (std::uint32_t leaf : kNativeExtLeaves)
+      if (leaf <= ext0.eax && leaf <= kMaxExtLeaf) read_leaf(t, leaf);
+  }
+  // Under a hypervisor (CPUID.1:ECX[31]), its range 40000000H: the vendor leaf and, where the
+  // vendor leaf reaches it, the timing leaf 40000010H (the TSC rate, tsc.cpp).
+  if (const auto l1 = t.get(1); l1 && bit(l1->ecx, 31)) {
+    const CpuidRegs h0 = native_cpuid(kHypervisorBase, 0);
+    t.set(kHypervisorBase, 0, h0);
+    if (h0.eax >= kHypervisorTiming && h0.eax <= kHypervisorBase + 0xFF)
+      t.set(kHypervisorTiming, 0, native_cpuid(kHypervisorTiming, 0));
+  }
+  CpuInfo cpu = decode_cpuid(std::move(t), "native");
+  cpu.from = CpuSource::native;
+  return cpu;
+#elif defined(__aarch64__)
+  return detail::read_native_arm("/proc/cpuinfo", "/sys");
+#else
+  return detail::native_other();
+#endif
+}
+
+namespace detail {
+
+namespace {
+std::atomic<bool> g_native_read{false};
+}
+
+const CpuInfo& native_cpu() {
+  static const CpuInfo cpu = read_native_cpu();
+  g_native_read.store(true, std::memory_order_release);
+  return cpu;
+}
+
+bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }
+
+void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
+#if PMC_HAVE_CPUID
+  if (cpu.isa != Isa::x86 || !cpu.native() || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
+  const bool extended = leaf >= kExtBase;
+  if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
+  read_leaf(cpu.raw, leaf);
+#else
+  (void)cpu;
+  (void)leaf;
+  (void)subleaf;
+#endif
+}
+
+}  // namespace detail
+
+}  // namespace pmc
