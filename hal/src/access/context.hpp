@@ -19,16 +19,6 @@
 
 namespace pmc::detail {
 
-// A device built by a model plugin, with the library that holds its code.
-struct DeviceHandle {
-  std::shared_ptr<LoadedModel> model;  // declared first: destroyed after the device
-  std::unique_ptr<Device> device;
-  DeviceHandle() = default;
-  DeviceHandle(DeviceHandle&&) noexcept = default;
-  DeviceHandle& operator=(DeviceHandle&&) noexcept = default;
-  ~DeviceHandle() { device.reset(); }
-};
-
 struct Context {
   std::shared_ptr<LoadedBackend> loaded;  // null: no backend (HAL events only)
   CpuInfo cpu;
@@ -41,10 +31,14 @@ struct Context {
   std::vector<std::string> profiling_backends;  // loaded backends whose driver samples (for messages)
   [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
   [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
-  // Builds the device model the PMU names for this CPU. Throws not_found naming the model and
-  // the directories searched when no plugin provides it, and the model's own reason when its
-  // factory refuses the CPU.
-  [[nodiscard]] DeviceHandle make_device() const;
+  // Builds the device model the PMU names for this CPU (ModelRegistry::make_device, in
+  // hal/src/plugins/model_device.cpp). Throws not_found naming the model and the directories
+  // searched when no plugin provides it, and the model's own reason when its factory refuses
+  // the CPU.
+  [[nodiscard]] DeviceHandle make_device() const {
+    static const ModelRegistry kNone;  // a context without a registry: no model is installed
+    return (models ? *models : kNone).make_device(pmu.device_model, pmu.name, cpu);
+  }
 };
 
 }  // namespace pmc::detail

@@ -39,6 +39,16 @@ struct LoadedModel {
   std::string file;
 };
 
+// A device built by a model plugin, with the library that holds its code.
+struct DeviceHandle {
+  std::shared_ptr<LoadedModel> model;  // declared first: destroyed after the device
+  std::unique_ptr<Device> device;
+  DeviceHandle() = default;
+  DeviceHandle(DeviceHandle&&) noexcept = default;
+  DeviceHandle& operator=(DeviceHandle&&) noexcept = default;
+  ~DeviceHandle() { device.reset(); }
+};
+
 struct PluginLoad {
   std::shared_ptr<LoadedBackend> backend;  // a backend library that loaded
   std::shared_ptr<LoadedModel> model;      // a model library that loaded (a library may be both)
@@ -68,6 +78,12 @@ struct ModelRegistry {
   // Loads the deferred libraries, once (safe from several threads): their checks again, dlopen,
   // the descriptor; a model name already loaded is reported as shadowed.
   void load_deferred() const;
+  // Builds the device model `model` (a backend's [pmu] model; its PMU is `pmu_name`) for `cpu`,
+  // loading the deferred libraries first. Throws not_supported when the backend names no model
+  // or the model's factory refuses the CPU (with its reason), not_found naming the directories
+  // searched when no plugin provides it (model_device.cpp).
+  [[nodiscard]] DeviceHandle make_device(const std::string& model, const std::string& pmu_name,
+                                         const CpuInfo& cpu) const;
 
  private:
   mutable std::once_flag deferred_once_;

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <mutex>
 
 namespace pmc {
@@ -24,49 +23,6 @@ std::vector<HalEventDescription> hal_events() {
 }
 
 namespace detail {
-
-DeviceHandle Context::make_device() const {
-  const std::string& name = pmu.device_model;
-  if (name.empty())
-    throw Error(errc::not_supported, fmt::format("backend '{}' names no device model ([pmu] model in its data file), so "
-                                                 "its PMU cannot be simulated",
-                                                 pmu.name));
-  std::shared_ptr<LoadedModel> model;
-  if (models) {
-    models->load_deferred();
-    for (const auto& m : models->models)
-      if (m->name == name) model = m;
-  }
-  if (!model) {
-    std::string where;
-    if (models)
-      for (const auto& d : models->dirs) where += (where.empty() ? "" : ", ") + d.string();
-    std::string installed;
-    if (models)
-      for (const auto& m : models->models) installed += (installed.empty() ? "" : ", ") + m->name;
-    std::string broken;
-    if (models)
-      for (const auto& b : models->broken) broken += "; " + b.error;
-    throw Error(errc::not_found,
-                fmt::format("device model '{}' (the simulated {} PMU) is not installed: no model plugin in {} "
-                            "provides it (models installed: {}){}",
-                            name, pmu.name, where.empty() ? std::string("the plugin directories") : where,
-                            installed.empty() ? std::string("none") : installed, broken));
-  }
-  std::array<char, 512> error{};
-  DeviceHandle h;
-  h.model = model;
-  try {
-    h.device.reset(model->descriptor->create(&cpu, error.data(), error.size()));
-  } catch (...) {  // a factory must not throw
-    throw Error(errc::plugin, fmt::format("{}: the factory of device model '{}' threw", model->file, name));
-  }
-  error.back() = '\0';
-  if (!h.device)
-    throw Error(errc::not_supported, fmt::format("device model '{}' cannot simulate {}: {}", name, describe(cpu),
-                                                 error[0] ? error.data() : "its factory gave no reason"));
-  return h;
-}
 
 class HalImpl {
  public:

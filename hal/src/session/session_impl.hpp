@@ -42,6 +42,7 @@ class SessionImpl {
   std::vector<PcProfile> pc_profiles();
   std::vector<PcCount> sampled_pcs(AddressSpace space);
   std::uint64_t lost_samples();
+  // Simulated workloads (session_run.cpp; the runner is hal/src/sim/runner.cpp).
   WorkloadRun run(const Workload& workload);
   WorkloadRun run(WorkloadReader& workload);  // streamed: checked whole, then run in batches
   // Access "sim" and "msr": the event sets the backend events rotate through (1: no multiplexing).
@@ -78,6 +79,9 @@ class SessionImpl {
   [[nodiscard]] Encoding encode(const EventSpec& spec) const;  // the backend's, unknown names answered
   void open_msr(const EventSpec& spec);
   void open_sim();
+  // Throws unless the session counts on a simulated device (a backend, access "sim").
+  void require_sim() const;
+  class SimTarget;  // the session as the workload runner drives it (session_run.cpp)
   PerfAccess& perf();
   [[nodiscard]] std::vector<PerfSamples> merged_samples();  // per CPU (each_cpu) or summed
   // The access methods in start order, without allocating.

@@ -1,0 +1,263 @@
+// Adding events to a session: parsing, HAL events, the backend's encoding (unknown names
+// answered with the nearest ones), the event sets a register access multiplexes, and opening the
+// access method an event needs (msr, sim, perf).
+#include "session_impl.hpp"
+
+#include "access.hpp"
+#include "context.hpp"
+#include "suggest.hpp"
+#include "text.hpp"
+
+#include <pmc/error.hpp>
+#include <pmc/schedule.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace pmc::detail {
+
+void SessionImpl::add(std::string_view event) {
+  if (running) throw Error(errc::invalid_argument, fmt::format("cannot add event '{}' while the session is counting", event));
+  EventSpec spec = parse_event(event);
+  if (auto hal = find_hal_event(spec)) return add_hal_event(std::move(*hal));
+  add_backend_event(spec, next_group_++);
+}
+
+// A group: its events are checked together before any is added (they parse, they are known,
+// and the PMU holds its PMU events at once), then added into one event set.
+void SessionImpl::add_group(const std::vector<std::string>& events) {
+  if (running) throw Error(errc::invalid_argument, "cannot add events while the session is counting");
+  if (events.empty()) throw Error(errc::invalid_argument, "an event group needs at least one event");
+  std::vector<EventSpec> specs;
+  for (const auto& e : events) specs.push_back(parse_event(e));
+  std::vector<Encoding> pmu_events;
+  for (const EventSpec& spec : specs) {
+    if (find_hal_event(spec)) continue;
+    if (!ctx->loaded) add_backend_event(spec, next_group_);  // throws: unknown, or no backend
+    pmu_events.push_back(encode(spec));
+  }
+  if (!pmu_events.empty()) (void)schedule(ctx->pmu, pmu_events);  // throws no_counter naming them
+  const std::size_t group = next_group_++;
+  for (const EventSpec& spec : specs) {
+    if (auto hal = find_hal_event(spec)) {
+      add_hal_event(std::move(*hal));
+      continue;
+    }
+    add_backend_event(spec, group);
+  }
+}
+
+void SessionImpl::add_hal_event(HalEvent h) {
+  std::size_t index = 0;
+  Access* access = nullptr;
+  if (h.info->kind == HalEventKind::tsc) {
+    if (!tsc_) tsc_ = std::make_unique<TscAccess>();
+    index = tsc_->add();
+    access = tsc_.get();
+  } else {
+    const bool fresh = !perf_;
+    PerfEventSpec p;
+    p.event = h.encoding.event;
+    p.type = PERF_TYPE_SOFTWARE;
+    p.config = h.info->config;
+    p.exclude_user = h.exclude_user;
+    p.exclude_kernel = h.exclude_kernel;
+    p.sample_period = h.period;
+    try {
+      index = perf().add(p);
+    } catch (...) {
+      if (fresh) perf_.reset();  // as it was
+      throw;
+    }
+    access = perf_.get();
+  }
+  if (h.period) ++sampling_events_;
+  encodings.push_back(std::move(h.encoding));
+  entries_.push_back({access, index, nullptr, h.info->unit});
+}
+
+bool SessionImpl::known_name(const EventSpec& spec) const {
+  if (!ctx->loaded) return false;
+  const std::string_view generic = perf_generic_name(spec.name);
+  std::vector<std::string> masks;
+  return ctx->catalog.find(spec.name) != nullptr || ctx->catalog.find_generic(generic, {}, &masks) != nullptr;
+}
+
+void SessionImpl::unknown_event(const EventSpec& spec, const std::string& what) const {
+  const std::vector<std::string> near = nearest_event_names(spec.name, ctx.get());
+  throw Error(errc::not_found, near.empty() ? what : fmt::format("{}; nearest names: {}", what, join(near)));
+}
+
+// The backend's encoding; an unknown name is answered with the nearest names.
+Encoding SessionImpl::encode(const EventSpec& spec) const {
+  try {
+    return ctx->backend().encode(spec, ctx->pmu_context());
+  } catch (const Error& e) {
+    if (e.kind() == errc::not_found && spec.pmu.empty() && !known_name(spec)) unknown_event(spec, e.what());
+    throw;
+  }
+}
+
+void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
+  if (!ctx->loaded) {
+    if (!spec.pmu.empty() || !is_perf_generic_name(spec.name))
+      unknown_event(spec, event_error(spec, 1, fmt::format("unknown event '{}': not a HAL event, and no PMU backend was "
+                                                           "chosen ({})",
+                                                           spec.name, ctx->why)));
+    throw Error(errc::not_supported,
+                fmt::format("event '{}' needs a PMU backend, and none was chosen: {}; events available here: {}", spec.text,
+                            ctx->why, [] {
+                              std::string names;
+                              for (const auto& e : hal_events()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+                              return names;
+                            }()));
+  }
+  if (ctx->access == AccessKind::perf) return add_perf_event(spec);
+  Encoding enc = encode(spec);
+  if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
+                            "Session::run drives, not real activity, which needs access = \"perf\" ({})",
+                            spec.text, scope.describe(), ctx->pmu.name, ctx->access_reason));
+  // Regroup every backend event with the new one; on any failure nothing has changed.
+  std::vector<Encoding> backend;
+  for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
+  backend.push_back(enc);
+  std::vector<std::size_t> groups = backend_groups_;
+  groups.push_back(group);
+  std::vector<EventSet> sets = plan_sets(backend, groups);  // throws: nothing changed
+  if (!registers_ && ctx->access == AccessKind::msr) open_msr(spec);
+  if (!registers_ && ctx->access == AccessKind::sim) open_sim();
+  if (!registers_)
+    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", spec.text, access_name(ctx->access)));
+  registers_->assign(backend, std::move(sets));
+  // Committed.
+  encodings.push_back(std::move(enc));
+  backend_events_.push_back(encodings.size() - 1);
+  backend_groups_.push_back(group);
+  entries_.push_back({registers_.get(), backend.size() - 1, nullptr});
+  for (std::size_t i = 0; i < backend_events_.size(); ++i) entries_[backend_events_[i]].counter = registers_->counter(i);
+}
+
+// First fit, group by group in the order added: a group joins the first set the PMU can hold
+// with it (a matching of the set's events onto counters, schedule()), else opens a new set. A
+// group the PMU cannot hold even alone is an error (schedule()'s, naming its events). One set:
+// no multiplexing.
+std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backend,
+                                             const std::vector<std::size_t>& groups) const {
+  std::vector<std::vector<std::size_t>> members;  // per group, in order of first appearance
+  std::vector<std::size_t> ids;
+  for (std::size_t i = 0; i < backend.size(); ++i) {
+    auto it = std::find(ids.begin(), ids.end(), groups[i]);
+    if (it == ids.end()) {
+      ids.push_back(groups[i]);
+      members.push_back({i});
+    } else {
+      members[static_cast<std::size_t>(it - ids.begin())].push_back(i);
+    }
+  }
+  auto encodings_of = [&](const std::vector<std::size_t>& events) {
+    std::vector<Encoding> out;
+    for (std::size_t i : events) out.push_back(backend[i]);
+    return out;
+  };
+  auto fits = [&](const std::vector<std::size_t>& events) {
+    try {
+      (void)schedule(ctx->pmu, encodings_of(events));
+      return true;
+    } catch (const Error& e) {
+      if (e.kind() != errc::no_counter) throw;
+      return false;
+    }
+  };
+  std::vector<std::vector<std::size_t>> sets;
+  for (const auto& group : members) {
+    bool placed = false;
+    for (auto& set : sets) {
+      std::vector<std::size_t> trial = set;
+      trial.insert(trial.end(), group.begin(), group.end());
+      if (fits(trial)) {
+        set = std::move(trial);
+        placed = true;
+        break;
+      }
+    }
+    if (placed) continue;
+    (void)schedule(ctx->pmu, encodings_of(group));  // throws no_counter: the group cannot count at all
+    sets.push_back(group);
+  }
+  std::vector<EventSet> out;
+  for (auto& set : sets) {
+    const std::vector<std::size_t> slots = schedule(ctx->pmu, encodings_of(set));
+    EventSet es;
+    for (std::size_t k = 0; k < set.size(); ++k) {
+      es.events.push_back(set[k]);
+      es.counters.push_back(&ctx->pmu.counters[slots[k]]);
+    }
+    out.push_back(std::move(es));
+  }
+  return out;
+}
+
+// Access "msr": the first PMU event opens /dev/cpu/N/msr of the CPU the scope names (this
+// thread: the CPU it runs on now, where it stays pinned), after checking that nobody else is
+// using the PMU.
+void SessionImpl::open_msr(const EventSpec& spec) {
+  if (!ctx->cpu.native())
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access 'msr' programs this machine's PMU, but the session is for the CPU of "
+                            "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
+                            spec.text, ctx->cpu.source));
+  int cpu = -1;
+  if (scope.kind == Scope::Kind::thread)
+    cpu = sched_getcpu();
+  else if (scope.kind == Scope::Kind::cpu)
+    cpu = scope.cpu;
+  else
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access 'msr' counts one CPU (this thread's, pinned to it, or Scope::on_cpu), "
+                            "not {}; use access = \"perf\"",
+                            spec.text, scope.describe()));
+  if (cpu < 0) throw Error(errc::not_supported, fmt::format("event '{}': sched_getcpu failed", spec.text));
+  if (auto conflict = nmi_watchdog_conflict(options))
+    throw Error(errc::not_supported, fmt::format("event '{}': access 'msr' refused: {}", spec.text, *conflict));
+  auto pin = std::make_unique<CpuPin>(cpu);
+  auto regs = std::make_unique<MsrRegisterFile>(cpu, ctx->pmu, options);
+  if (auto busy = counters_in_use(*regs, ctx->pmu, cpu, regs->device().string()))
+    throw Error(errc::not_supported, fmt::format("event '{}': access 'msr' refused: {}", spec.text, *busy));
+  pin_ = std::move(pin);
+  registers_ = std::make_unique<RegisterAccess>(ctx, std::move(regs), options);
+}
+
+// Access "perf": the kernel programs the counters from the raw encoding. Scheduling still runs,
+// so a set the PMU cannot hold at once is refused with the same message as on the other
+// accesses (one group would never be scheduled), and readings say which counter it planned.
+void SessionImpl::add_perf_event(const EventSpec& spec) {
+  if (!ctx->cpu.native())
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
+                            "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
+                            spec.text, ctx->cpu.source));
+  Encoding enc = encode(spec);
+  std::vector<Encoding> backend;
+  for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
+  backend.push_back(enc);
+  std::vector<std::size_t> slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+  const bool fresh = !perf_;
+  std::size_t index = 0;
+  try {
+    index = perf().add(perf_raw_event(enc, ctx->catalog.format()));
+  } catch (...) {
+    if (fresh) perf_.reset();
+    throw;
+  }
+  encodings.push_back(std::move(enc));
+  backend_events_.push_back(encodings.size() - 1);
+  backend_groups_.push_back(next_group_);
+  entries_.push_back({perf_.get(), index, nullptr});
+  for (std::size_t i = 0; i < backend_events_.size(); ++i)
+    entries_[backend_events_[i]].counter = &ctx->pmu.counters[slots[i]];
+}
+
+}  // namespace pmc::detail

@@ -1,0 +1,54 @@
+// Session::run: a simulated workload on access "sim". The runner (hal/src/sim/runner.cpp) does
+// the work; the session checks that it counts on a simulated device and lends itself to the
+// runner as its RunTarget.
+#include "session_impl.hpp"
+
+#include "context.hpp"
+#include "runner.hpp"
+
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+
+namespace pmc::detail {
+
+// The session as the runner drives it.
+class SessionImpl::SimTarget final : public RunTarget {
+ public:
+  explicit SimTarget(SessionImpl& s) : s_(s) {}
+  RegisterAccess& simulated() override {
+    s_.open_sim();
+    return *s_.registers_;
+  }
+  [[nodiscard]] bool running() const override { return s_.running; }
+  void start() override { s_.start(); }
+  void stop() override { s_.stop(); }
+  void poll() override { s_.poll(); }
+
+ private:
+  SessionImpl& s_;
+};
+
+void SessionImpl::require_sim() const {
+  if (!ctx->loaded)
+    throw Error(errc::not_supported,
+                fmt::format("a simulated workload runs on a backend's device model, and no backend was chosen: {}", ctx->why));
+  if (ctx->access != AccessKind::sim)
+    throw Error(errc::not_supported,
+                fmt::format("a simulated workload needs access \"sim\"; this session counts through access '{}'",
+                            access_name(ctx->access)));
+}
+
+WorkloadRun SessionImpl::run(const Workload& workload) {
+  require_sim();
+  SimTarget target(*this);
+  return run_workload(target, ctx->pmu, workload);
+}
+
+WorkloadRun SessionImpl::run(WorkloadReader& reader) {
+  require_sim();
+  SimTarget target(*this);
+  return run_workload(target, ctx->pmu, reader);
+}
+
+}  // namespace pmc::detail
