@@ -2,6 +2,7 @@
 
 #include "access.hpp"
 #include "context.hpp"
+#include "event_stats.hpp"
 #include "suggest.hpp"
 #include "text.hpp"
 
@@ -160,6 +161,7 @@ void SessionImpl::unknown_event(const EventSpec& spec, const std::string& what) 
 // The backend's encoding; an unknown name is answered with the nearest names.
 Encoding SessionImpl::encode(const EventSpec& spec) const {
   try {
+    detail::count_encode();
     return ctx->backend().encode(spec, ctx->pmu_context());
   } catch (const Error& e) {
     if (e.kind() == errc::not_found && spec.pmu.empty() && !known_name(spec)) unknown_event(spec, e.what());
