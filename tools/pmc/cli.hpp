@@ -127,9 +127,6 @@ void add_cpu_options(CLI::App* sub, Options& o);
 // neither an option nor an option's value, or after "--". Returns the number of arguments CLI11
 // should parse (the command and a "--" before it left out) and fills o.command.
 int split_command(int argc, char** argv, const CLI::App& app, Options& o);
-// "0-3,6" (the sysfs CPU list format). Throws invalid_argument naming the text.
-std::vector<int> parse_cpu_list(const std::string& text);
-std::vector<int> online_cpus();
 
 // profile.cpp: "0x120000000:0x120001000" (hex or decimal bounds, end exclusive).
 pmc::PcRange parse_pc_range(const std::string& text, bool kernel);

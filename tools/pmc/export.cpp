@@ -146,10 +146,15 @@ int cmd_export(const Options& o) {
   const Exposition exposition;  // first: a missing module stops it before anything is counted
   const pmc::Hal& hal = open_hal(o);
   std::vector<pmc::Scope> scopes;
-  for (int c : o.cpu_list.empty() ? online_cpus() : parse_cpu_list(o.cpu_list)) scopes.push_back(pmc::Scope::on_cpu(c));
-  const Plan plan = make_plan(hal, o,
-                              {"task-clock", "context-switches", "cpu-migrations", "page-faults", "cycles",
-                               "instructions", "branches", "branch-misses"});
+  for (int c : o.cpu_list.empty() ? pmc::online_cpus() : pmc::parse_cpu_list(o.cpu_list))
+    scopes.push_back(pmc::Scope::on_cpu(c));
+  // perf stat's defaults for a task (task-clock: a CPU's busy time, which docs/fleet.md's
+  // queries rate), without tsc: a fleet's Prometheus has its own clock.
+  const Plan plan = make_plan(hal, o, [&] {
+    std::vector<std::string> events = pmc::default_events(hal, pmc::DefaultEvents::task);
+    std::erase(events, "tsc");
+    return events;
+  });
   Counters counters(hal, plan, scopes, !o.aggregate);
   for (const Row& r : counters.read())
     if (!r.reading) print_to(stderr, "pmc: not exporting {}: {}\n", r.event, r.reason);

@@ -2,8 +2,6 @@
 // where a command begins on the command line.
 #include "cli.hpp"
 
-#include <fstream>
-
 namespace pmc_cli {
 
 void add_cpu_options(CLI::App* sub, Options& o) {
@@ -192,40 +190,6 @@ int split_command(int argc, char** argv, const CLI::App& app, Options& o) {
     }
   }
   return argc;
-}
-
-std::vector<int> parse_cpu_list(const std::string& text) {
-  std::vector<int> out;
-  auto bad = [&] {
-    return pmc::Error(pmc::errc::invalid_argument,
-                      fmt::format("'{}' is not a CPU list such as 0-3,6 (numbers and ranges, comma-separated)", text));
-  };
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t comma = text.find(',', pos);
-    const std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const std::size_t dash = part.find('-');
-    auto number = [&](const std::string& n) {
-      if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos || n.size() > 6) throw bad();
-      return std::stoi(n);
-    };
-    const int lo = number(part.substr(0, dash));
-    const int hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
-    if (hi < lo) throw bad();
-    for (int c = lo; c <= hi; ++c)
-      if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::vector<int> online_cpus() {
-  std::ifstream in("/sys/devices/system/cpu/online");
-  std::string line;
-  if (std::getline(in, line) && !line.empty()) return parse_cpu_list(line);
-  return {0};
 }
 
 }  // namespace pmc_cli

@@ -16,16 +16,21 @@
 namespace pmc_cli {
 
 SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vector<EventGroup>& events,
-                           const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare) {
+                           const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare,
+                           const Plan* plan) {
   SimulatedRun run;
   run.workload = pmc::load_workload(pmc::resolve_data(o.workload, pmc::DataKind::workload));
   pmc::Session session = hal.session();
-  for (const auto& g : events) {
+  const auto add = [&](const EventGroup& g) {
     if (g.braces)
       session.add_group(g.events);
     else
       session.add(g.events.front());
-  }
+  };
+  for (const auto& g : events) add(g);
+  if (plan)
+    add_metric_events(
+        *plan, [&]() -> const std::vector<pmc::Encoding>& { return session.encodings(); }, add);
   if (prepare) prepare(session, run.workload);
   run.stats = session.run(run.workload);
   run.readings = session.read();
@@ -51,8 +56,8 @@ std::uint64_t now_ns() {
 int stat_workload(const Options& o) {
   const pmc::Hal& hal = open_hal(o);
   (void)hal.require_backend();
-  const Plan plan = make_plan(hal, o, default_workload_events(hal));
-  const SimulatedRun run = run_simulated(hal, o, plan.groups);
+  const Plan plan = make_plan(hal, o, [&] { return pmc::default_events(hal, pmc::DefaultEvents::workload); });
+  const SimulatedRun run = run_simulated(hal, o, plan.groups, {}, &plan);
   std::vector<Row> rows;
   for (const auto& r : run.readings) rows.push_back({r.event, r, {}, -1, std::nullopt});
   const std::vector<MetricRow> metrics = evaluate(plan, rows, std::nullopt);
@@ -102,7 +107,7 @@ struct Target {
 Target target_of(const Options& o) {
   Target t;
   if (o.all_cpus || !o.cpu_list.empty()) {
-    const std::vector<int> cpus = o.all_cpus ? online_cpus() : parse_cpu_list(o.cpu_list);
+    const std::vector<int> cpus = o.all_cpus ? pmc::online_cpus() : pmc::parse_cpu_list(o.cpu_list);
     for (int c : cpus) t.scopes.push_back(pmc::Scope::on_cpu(c));
     t.per_cpu = o.no_aggr;
     t.cpu_wide = true;
@@ -261,18 +266,14 @@ Outcome combine(const std::vector<Outcome>& runs) {
 int stat_real(const Options& o) {
   const pmc::Hal& hal = open_hal(o);
   const Target t = target_of(o);
-  std::vector<std::string> defaults{t.cpu_wide ? "cpu-clock" : "task-clock", "context-switches", "cpu-migrations",
-                                    "page-faults", "cycles", "instructions", "branches", "branch-misses"};
-  if (!t.cpu_wide) defaults.emplace_back("tsc");
-  const Plan plan = make_plan(hal, o, defaults);
+  const Plan plan = make_plan(
+      hal, o, [&] { return pmc::default_events(hal, t.cpu_wide ? pmc::DefaultEvents::cpus : pmc::DefaultEvents::task); });
   Report report(o.output, o.json ? stdout : stderr);
   std::FILE* out = report.out();
-  // --regions: the -e events as the user wrote them, braces (groups) aside.
+  // --regions: the -e events as the user wrote them, groups aside.
   std::vector<std::string> region_events;
-  for (std::string e : split_events(o.events)) {
-    std::erase_if(e, [](char c) { return c == '{' || c == '}'; });
-    region_events.push_back(e);
-  }
+  if (!plan.defaults)
+    for (const EventGroup& g : plan.groups) region_events.insert(region_events.end(), g.events.begin(), g.events.end());
   if (region_events.empty()) region_events.emplace_back("task-clock");
   const RegionsRun regions(o, region_events);
   std::vector<Outcome> runs;

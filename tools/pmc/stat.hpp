@@ -11,12 +11,9 @@
 
 namespace pmc_cli {
 
-// -e "{cycles,instructions},task-clock": events, and which of them are a group (braces).
-struct EventGroup {
-  std::vector<std::string> events;
-  bool braces = false;
-};
-std::vector<EventGroup> parse_event_groups(const std::vector<std::string>& given);
+// -e "{cycles,instructions},task-clock": events, and which of them are a group (braces); the
+// library's pmc::parse_event_list splits the list.
+using pmc::EventGroup;
 
 // The events one line of a report counts: a reading, or an event perf would print as
 // <not supported> (reason says why).
@@ -36,8 +33,9 @@ struct MetricRow {
   pmc::MetricValue value;
 };
 
-// What a measurement is to count: the events (defaults or -e, plus what the metrics need) and
-// the metrics (-M, or the default ones whose events were counted).
+// What a measurement is to count: the events (defaults or -e; what the metrics need besides is
+// added to the sessions after them, add_metric_events) and the metrics (-M, or the default ones
+// whose events were counted).
 struct Plan {
   std::vector<EventGroup> groups;
   pmc::MetricCatalog catalog;
@@ -45,8 +43,14 @@ struct Plan {
   bool metrics_asked = false;  // -M given: show them even when not computable
   bool defaults = false;       // no -e: events this machine cannot count are left out quietly
 };
-// Throws for an unknown metric name (naming the nearest) and passes on event errors.
-Plan make_plan(const pmc::Hal& hal, const Options& o, std::vector<std::string> default_events);
+// Throws for an unknown metric name (naming the nearest) and for a malformed -e list. The
+// defaults (pmc::default_events) are asked for only when neither -e nor -M is given.
+Plan make_plan(const pmc::Hal& hal, const Options& o, const std::function<std::vector<std::string>()>& defaults);
+// Adds, through add, each event the asked metrics need that no event counted so far feeds
+// (pmc::feeds_metric_input over counted(), the encodings a session made, asked again after each
+// add), once each, in the metrics' order; an event of the plan is never added twice.
+void add_metric_events(const Plan& plan, const std::function<const std::vector<pmc::Encoding>&()>& counted,
+                       const std::function<void(const EventGroup&)>& add);
 // The metrics of a plan evaluated over rows (per CPU when the rows are).
 std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, std::optional<double> duration_ns);
 
@@ -55,7 +59,7 @@ std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, 
 // error); with defaults, they are left out.
 class Counters {
  public:
-  Counters(const pmc::Hal& hal, const Plan& plan, std::vector<pmc::Scope> scopes, bool per_cpu);
+  Counters(const pmc::Hal& hal, const Plan& plan, const std::vector<pmc::Scope>& scopes, bool per_cpu);
   void start();
   void stop();
   void poll();
@@ -63,6 +67,10 @@ class Counters {
   [[nodiscard]] std::vector<Row> read();
 
  private:
+  // One group on every session, or a <not supported> row for it.
+  void add(const pmc::Hal& hal, const Plan& plan, const EventGroup& g,
+           const std::vector<pmc::HalEventDescription>& hal_events);
+
   std::vector<pmc::Session> sessions_;
   std::vector<int> cpus_;  // per session: its CPU, or -1
   std::vector<std::string> events_;
@@ -95,8 +103,9 @@ json metrics_json(const std::vector<MetricRow>& metrics);
 void report_interval_text(std::FILE* out, double seconds, const std::vector<Row>& rows,
                           const std::vector<MetricRow>& metrics, bool header);
 
-// A session over a simulated workload: the events added, `prepare` (profiling) applied, the
-// workload run through the backend's device model (Session::run), the counts read.
+// A session over a simulated workload: the events added (and with a plan, the events its
+// metrics need besides), `prepare` (profiling) applied, the workload run through the backend's
+// device model (Session::run), the counts read.
 struct SimulatedRun {
   pmc::Workload workload;
   pmc::WorkloadRun stats;
@@ -105,14 +114,11 @@ struct SimulatedRun {
   std::vector<pmc::PcProfile> profiles;
 };
 SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vector<EventGroup>& events,
-                           const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare = {});
+                           const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare = {},
+                           const Plan* plan = nullptr);
 json run_json(const pmc::Hal& hal, const SimulatedRun& run);
 void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what,
                   const std::vector<MetricRow>& metrics = {});
-// The events a workload counts without -e: the generic ones the backend has (cycles,
-// instructions, branches, branch-misses, in that order), as many as its counters hold at once;
-// a backend with none of them, its first events that fit.
-std::vector<std::string> default_workload_events(const pmc::Hal& hal);
 
 // The counters on a command run by pmc::run_child: its process, inherited by everything it
 // starts, switched on by its exec.

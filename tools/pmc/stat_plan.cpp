@@ -5,17 +5,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 
 namespace pmc_cli {
 
 namespace {
-
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 // Errors about the event itself (a misspelt name, a bad modifier): the user's to fix, never a
 // <not supported> row.
@@ -32,72 +25,17 @@ bool user_error(pmc::errc e) {
   }
 }
 
-// Whether an event of the plan feeds a metric input (the rule of pmc::metric_reading, decided
-// before anything is counted: the event string, its catalog name or its generic name).
-bool feeds(const pmc::Hal& hal, const std::string& planned, const std::string& input) {
-  if (planned == input) return true;
-  if (input.find(':') != std::string::npos) return false;
-  try {
-    if (iequal(pmc::parse_event(planned).name, input)) return true;
-    if (!hal.backend()) return false;
-    const pmc::Encoding e = hal.encode(planned);
-    return iequal(e.name, input) || iequal(e.generic, input) ||
-           (input == "cpu-cycles" && e.generic == "cycles") || (input == "branch-instructions" && e.generic == "branches");
-  } catch (const pmc::Error&) {
-    return false;
-  }
-}
-
 }  // namespace
 
-std::vector<EventGroup> parse_event_groups(const std::vector<std::string>& given) {
-  std::vector<EventGroup> out;
-  for (const auto& g : given) {
-    auto bad = [&](std::string_view what) {
-      return pmc::Error(pmc::errc::parse, fmt::format("event list '{}': {}", g, what));
-    };
-    std::size_t pos = 0;
-    while (pos < g.size()) {
-      if (g[pos] == '{') {
-        const std::size_t close = g.find('}', pos);
-        if (close == std::string::npos) throw bad("a '{' without its '}'");
-        EventGroup group;
-        group.braces = true;
-        for (auto& e : split_events({g.substr(pos + 1, close - pos - 1)})) {
-          if (e.find('{') != std::string::npos) throw bad("groups do not nest");
-          group.events.push_back(std::move(e));
-        }
-        out.push_back(std::move(group));
-        pos = close + 1;
-        if (pos < g.size() && g[pos] != ',') throw bad("a group ends with '}' and is followed by ',' or nothing");
-      } else {
-        std::size_t end = pos;
-        while (end < g.size() && g[end] != ',') ++end;
-        const std::string e = g.substr(pos, end - pos);
-        if (e.empty()) throw bad("an empty entry");
-        if (e.find_first_of("{}") != std::string::npos) throw bad("a brace inside an event name");
-        out.push_back({{e}, false});
-        pos = end;
-      }
-      if (pos < g.size()) {
-        ++pos;  // the comma
-        if (pos == g.size()) throw bad("an empty entry");
-      }
-    }
-    if (g.empty()) throw bad("an empty entry");
-  }
-  return out;
-}
-
-Plan make_plan(const pmc::Hal& hal, const Options& o, std::vector<std::string> default_events) {
+Plan make_plan(const pmc::Hal& hal, const Options& o, const std::function<std::vector<std::string>()>& defaults) {
   Plan plan;
   plan.catalog = pmc::builtin_metrics(hal);
   // perf stat -M alone counts only what the metrics need.
   plan.defaults = o.events.empty() && o.metrics.empty();
   if (plan.defaults)
-    for (auto& e : default_events) plan.groups.push_back({{std::move(e)}, false});
+    for (auto& e : defaults()) plan.groups.push_back({{std::move(e)}, false});
   else
-    plan.groups = parse_event_groups(o.events);
+    plan.groups = pmc::parse_event_list(o.events);
   for (const std::string& name : split_events(o.metrics)) {
     const auto selected = plan.catalog.select(name);
     if (selected.empty()) {
@@ -110,18 +48,29 @@ Plan make_plan(const pmc::Hal& hal, const Options& o, std::vector<std::string> d
       if (std::find(plan.metrics.begin(), plan.metrics.end(), m) == plan.metrics.end()) plan.metrics.push_back(m);
   }
   plan.metrics_asked = !plan.metrics.empty();
-  // The events the metrics asked for need, unless an event of the plan already feeds them.
-  for (const auto* m : plan.metrics)
-    for (const auto& in : m->events) {
-      bool fed = false;
-      for (const auto& g : plan.groups)
-        for (const auto& e : g.events) fed = fed || feeds(hal, e, in.event);
-      if (!fed) plan.groups.push_back({{in.event}, false});
-    }
   if (!plan.metrics_asked)
     for (const auto& m : plan.catalog.metrics())
       if (m.by_default) plan.metrics.push_back(&m);
   return plan;
+}
+
+void add_metric_events(const Plan& plan, const std::function<const std::vector<pmc::Encoding>&()>& counted,
+                       const std::function<void(const EventGroup&)>& add) {
+  if (!plan.metrics_asked) return;  // the default metrics show only what the plan's events give
+  // Every event string of the plan, and each one added here: an event the session refused has
+  // no encoding to match, and is not tried twice.
+  std::vector<std::string> planned;
+  for (const auto& g : plan.groups) planned.insert(planned.end(), g.events.begin(), g.events.end());
+  for (const auto* m : plan.metrics)
+    for (const auto& in : m->events) {
+      if (std::find(planned.begin(), planned.end(), in.event) != planned.end()) continue;
+      const std::vector<pmc::Encoding>& encodings = counted();
+      if (std::any_of(encodings.begin(), encodings.end(),
+                      [&](const pmc::Encoding& e) { return pmc::feeds_metric_input(e, in.event); }))
+        continue;
+      planned.push_back(in.event);
+      add({{in.event}, false});
+    }
 }
 
 std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, std::optional<double> duration_ns) {
@@ -163,7 +112,7 @@ std::string metric_note(const MetricRow& m) {
 
 // ---------------------------------------------------------------------------------------------
 
-Counters::Counters(const pmc::Hal& hal, const Plan& plan, std::vector<pmc::Scope> scopes, bool per_cpu)
+Counters::Counters(const pmc::Hal& hal, const Plan& plan, const std::vector<pmc::Scope>& scopes, bool per_cpu)
     : per_cpu_(per_cpu) {
   for (const auto& s : scopes) {
     sessions_.push_back(hal.session(s));
@@ -174,45 +123,56 @@ Counters::Counters(const pmc::Hal& hal, const Plan& plan, std::vector<pmc::Scope
   // process throws costs it about 0.05 ms (docs/performance.md, Results: the fourth round).
   std::vector<pmc::HalEventDescription> hal_events;
   if (plan.defaults && !hal.backend()) hal_events = pmc::hal_events();
+  for (const EventGroup& g : plan.groups) add(hal, plan, g, hal_events);
+  // Every session has the same events: the first one's encodings say what is counted.
+  add_metric_events(
+      plan,
+      [&]() -> const std::vector<pmc::Encoding>& {
+        static const std::vector<pmc::Encoding> none;
+        return sessions_.empty() ? none : sessions_.front().encodings();
+      },
+      [&](const EventGroup& g) { add(hal, plan, g, hal_events); });
+}
+
+void Counters::add(const pmc::Hal& hal, const Plan& plan, const EventGroup& g,
+                   const std::vector<pmc::HalEventDescription>& hal_events) {
   const auto pmu_event = [&](const std::string& name) {
     return std::none_of(hal_events.begin(), hal_events.end(),
                         [&](const pmc::HalEventDescription& h) { return h.name == name || h.alias == name; });
   };
-  for (const EventGroup& g : plan.groups) {
-    std::vector<std::string> names = g.events;
-    std::string reason;
-    if (!hal_events.empty() && !g.braces && pmu_event(names.front())) {
-      events_.push_back(names.front());
-      unsupported_.push_back(
-          fmt::format("event '{}' needs a PMU backend, and none was chosen: {}", names.front(), hal.why()));
-      continue;
-    }
-    for (std::size_t k = 0; k < sessions_.size(); ++k) {
-      try {
-        if (g.braces)
-          sessions_[k].add_group(names);
-        else
-          sessions_[k].add(names.front());
-      } catch (const pmc::Error& e) {
-        if (user_error(e.kind())) throw;
-        // A default the user may not count with kernel mode (perf_event_paranoid): user mode.
-        if (plan.defaults && e.kind() == pmc::errc::permission && !g.braces) {
-          try {
-            sessions_[k].add(names.front() + ":u");
-            names.front() += ":u";
-            continue;
-          } catch (const pmc::Error&) {  // the row says why the plain one failed
-          }
+  std::vector<std::string> names = g.events;
+  std::string reason;
+  if (!hal_events.empty() && !g.braces && pmu_event(names.front())) {
+    events_.push_back(names.front());
+    unsupported_.push_back(
+        fmt::format("event '{}' needs a PMU backend, and none was chosen: {}", names.front(), hal.why()));
+    return;
+  }
+  for (std::size_t k = 0; k < sessions_.size(); ++k) {
+    try {
+      if (g.braces)
+        sessions_[k].add_group(names);
+      else
+        sessions_[k].add(names.front());
+    } catch (const pmc::Error& e) {
+      if (user_error(e.kind())) throw;
+      // A default the user may not count with kernel mode (perf_event_paranoid): user mode.
+      if (plan.defaults && e.kind() == pmc::errc::permission && !g.braces) {
+        try {
+          sessions_[k].add(names.front() + ":u");
+          names.front() += ":u";
+          continue;
+        } catch (const pmc::Error&) {  // the row says why the plain one failed
         }
-        if (k > 0) throw;  // counted on one target but not another: no row can say that
-        reason = e.what();
-        break;
       }
+      if (k > 0) throw;  // counted on one target but not another: no row can say that
+      reason = e.what();
+      break;
     }
-    for (const auto& n : names) {
-      events_.push_back(n);
-      unsupported_.push_back(reason);
-    }
+  }
+  for (const auto& n : names) {
+    events_.push_back(n);
+    unsupported_.push_back(reason);
   }
 }
 
@@ -272,37 +232,6 @@ std::vector<Row> difference(const std::vector<Row>& now, const std::vector<Row>&
     r.time_enabled = r.time_enabled >= b.time_enabled ? r.time_enabled - b.time_enabled : 0;
     r.time_running = r.time_running >= b.time_running ? r.time_running - b.time_running : 0;
   }
-  return out;
-}
-
-std::vector<std::string> default_workload_events(const pmc::Hal& hal) {
-  std::vector<std::string> out;
-  std::vector<pmc::Encoding> chosen;
-  auto fits = [&](const pmc::Encoding& e) {
-    std::vector<pmc::Encoding> trial = chosen;
-    trial.push_back(e);
-    try {
-      (void)pmc::schedule(hal.pmu(), trial);
-      return true;
-    } catch (const pmc::Error&) {
-      return false;
-    }
-  };
-  auto consider = [&](const std::string& name) {
-    try {
-      const pmc::Encoding e = hal.encode(name);
-      if (!fits(e)) return;
-      chosen.push_back(e);
-      out.push_back(name);
-    } catch (const pmc::Error&) {  // the backend has no such event
-    }
-  };
-  for (const char* g : {"cycles", "instructions", "branches", "branch-misses"}) consider(g);
-  if (out.empty())
-    for (const pmc::EventDef* e : hal.events().for_cpu(hal.pmu().cpu_tag)) {
-      consider(e->name);
-      if (out.size() == hal.pmu().counters.size()) break;
-    }
   return out;
 }
 

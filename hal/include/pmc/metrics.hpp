@@ -5,6 +5,7 @@
 // compute) and one file per backend (share/pmchal/metrics/<name>.toml).
 #pragma once
 
+#include <pmc/encoding.hpp>
 #include <pmc/event.hpp>
 #include <pmc/export.hpp>
 #include <pmc/session.hpp>
@@ -75,9 +76,15 @@ PMC_API MetricCatalog builtin_metrics(const Hal& hal);
 // does not have").
 PMC_API std::string metric_unavailable(const Hal& hal, const MetricDef& metric);
 
-// The reading that feeds a metric input: the one added with exactly that event string, else one
-// whose catalog name or generic name is the event (for an event string without modifiers), so
-// `INST_RETIRED:u` feeds "instructions". nullptr when none.
+// Whether an event, as a session encoded it (Session::encodings()), feeds the metric input
+// `input`: it was added with exactly that event string, or (for an input without modifiers) its
+// catalog name or generic name is the input, so `INST_RETIRED:u` feeds "instructions" and
+// "cycles" feeds "cpu-cycles". Nothing is parsed or encoded again.
+PMC_API bool feeds_metric_input(const Encoding& counted, std::string_view input);
+
+// The reading that feeds a metric input, by the rule of feeds_metric_input: the one added with
+// exactly that event string first, else the first whose catalog name or generic name is the
+// event. nullptr when none.
 PMC_API const Reading* metric_reading(const std::vector<Reading>& readings, std::string_view event);
 
 struct MetricValue {

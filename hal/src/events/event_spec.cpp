@@ -1,6 +1,8 @@
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 
+#include "event_stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,6 +60,7 @@ std::uint64_t parse_number(const EventSpec& spec, std::string_view text, std::si
 }  // namespace
 
 EventSpec parse_event(std::string_view text) {
+  detail::count_parse();
   EventSpec spec;
   spec.text = std::string(text);
   if (text.empty()) fail(spec, 0, "empty event name");

@@ -292,13 +292,29 @@ std::string metric_unavailable(const Hal& hal, const MetricDef& metric) {
   return {};
 }
 
+namespace {
+
+// The second half of the rule of feeds_metric_input: an input without modifiers is fed by an
+// event of that catalog name or generic name (perf's other spellings, cpu-cycles, ..., too).
+// A Reading and an Encoding carry the same identity (SessionImpl::read in hal/src/session/session.cpp
+// copies it into each reading).
+bool feeds_by_name(const std::string& name, const std::string& generic, std::string_view input) {
+  if (input.find(':') != std::string_view::npos) return false;
+  return (!name.empty() && iequal(name, input)) ||
+         (!generic.empty() && iequal(generic, detail::perf_generic_name(input)));
+}
+
+}  // namespace
+
+bool feeds_metric_input(const Encoding& counted, std::string_view input) {
+  return counted.event == input || feeds_by_name(counted.name, counted.generic, input);
+}
+
 const Reading* metric_reading(const std::vector<Reading>& readings, std::string_view event) {
   for (const auto& r : readings)
     if (r.event == event) return &r;
-  if (event.find(':') != std::string_view::npos) return nullptr;
-  const std::string_view generic = detail::perf_generic_name(event);
   for (const auto& r : readings)
-    if ((!r.name.empty() && iequal(r.name, event)) || (!r.generic.empty() && iequal(r.generic, generic))) return &r;
+    if (feeds_by_name(r.name, r.generic, event)) return &r;
   return nullptr;
 }
 

@@ -1,6 +1,7 @@
 #include "access.hpp"
 #include "context.hpp"
 #include "cpu_native.hpp"
+#include "event_stats.hpp"
 #include "plugins.hpp"
 #include "root_safety.hpp"
 #include "session_impl.hpp"
@@ -238,6 +239,7 @@ const std::string& Hal::access_reason() const { return impl_->access_reason; }
 Encoding Hal::encode(std::string_view event) const {
   (void)require_backend();
   const detail::Context& ctx = *impl_->ctx;
+  detail::count_encode();
   return ctx.backend().encode(parse_event(event), ctx.pmu_context());
 }
 

@@ -1,6 +1,7 @@
 // Adding events to a session: parsing, HAL events, the backend's encoding (unknown names
 // answered with the nearest ones), the event sets a register access multiplexes, and opening the
 // access method an event needs (msr, sim, perf).
+#include "event_stats.hpp"
 #include "session_impl.hpp"
 
 #include "access.hpp"
@@ -91,6 +92,7 @@ void SessionImpl::unknown_event(const EventSpec& spec, const std::string& what) 
 
 // The backend's encoding; an unknown name is answered with the nearest names.
 Encoding SessionImpl::encode(const EventSpec& spec) const {
+  count_encode();  // event_stats.hpp: the tests check that one event is encoded once
   try {
     return ctx->backend().encode(spec, ctx->pmu_context());
   } catch (const Error& e) {

@@ -1,0 +1,18 @@
+// CPU lists: "0-3,6" (the sysfs format, perf stat's -C), and the CPUs online.
+#pragma once
+
+#include <pmc/export.hpp>
+
+#include <string_view>
+#include <vector>
+
+namespace pmc {
+
+// The CPUs of a list of numbers and ranges, comma-separated ("0-3,6"), ascending and each once;
+// Scope::on_cpu(n) counts one of them. Throws invalid_argument quoting the text otherwise.
+PMC_API std::vector<int> parse_cpu_list(std::string_view text);
+// The CPUs online now (/sys/devices/system/cpu/online; the number the C library reports when
+// that file cannot be read).
+PMC_API std::vector<int> online_cpus();
+
+}  // namespace pmc

@@ -1,0 +1,28 @@
+// Event lists: what perf stat's -e takes ("cycles,instructions", "{cycles,instructions},page-faults"),
+// split into the events and the groups that must be counted together.
+#pragma once
+
+#include <pmc/export.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmc {
+
+// One entry of an event list: an event alone, or the events of a "{a,b}" group, which
+// Session::add_group counts at the same time.
+struct EventGroup {
+  std::vector<std::string> events;  // the event strings as written (not parsed here)
+  bool braces = false;              // written as a "{...}" group
+};
+
+// Splits an event list at its top-level commas, in perf's syntax: "a,{b,c},d" is a, the group
+// {b,c}, and d. Only the list's syntax is checked (each event string is parsed once, where it is
+// added to a session). Throws pmc::Error(parse) naming the list for an empty entry, a '{' without
+// its '}', a nested group, and a brace inside an event name.
+PMC_API std::vector<EventGroup> parse_event_list(std::string_view list);
+// Several lists (-e given more than once), one after the other.
+PMC_API std::vector<EventGroup> parse_event_list(const std::vector<std::string>& lists);
+
+}  // namespace pmc
