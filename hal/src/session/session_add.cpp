@@ -1,11 +1,11 @@
 // Adding events to a session: parsing, HAL events, the backend's encoding (unknown names
 // answered with the nearest ones), the event sets a register access multiplexes, and opening the
 // access method an event needs (msr, sim, perf).
-#include "event_stats.hpp"
 #include "session_impl.hpp"
 
 #include "access.hpp"
 #include "context.hpp"
+#include "event_stats.hpp"
 #include "suggest.hpp"
 #include "text.hpp"
 
