@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace pmc::detail {
 
@@ -145,7 +146,8 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
 // First fit, group by group in the order added: a group joins the first set the PMU can hold
 // with it (a matching of the set's events onto counters, schedule()), else opens a new set. A
 // group the PMU cannot hold even alone is an error (schedule()'s, naming its events). One set:
-// no multiplexing.
+// no multiplexing. Each set keeps the counters of the matching that admitted its last group, so
+// no set is scheduled twice (schedule() is a function of the PMU and the events in order).
 std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backend,
                                              const std::vector<std::size_t>& groups) const {
   std::vector<std::vector<std::size_t>> members;  // per group, in order of first appearance
@@ -164,38 +166,38 @@ std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backen
     for (std::size_t i : events) out.push_back(backend[i]);
     return out;
   };
-  auto fits = [&](const std::vector<std::size_t>& events) {
+  // The counter slots of the events, or nullopt when the PMU cannot hold them at once.
+  auto placement = [&](const std::vector<std::size_t>& events) -> std::optional<std::vector<std::size_t>> {
     try {
-      (void)schedule(ctx->pmu, encodings_of(events));
-      return true;
+      return schedule(ctx->pmu, encodings_of(events));
     } catch (const Error& e) {
       if (e.kind() != errc::no_counter) throw;
-      return false;
+      return std::nullopt;
     }
   };
   std::vector<std::vector<std::size_t>> sets;
+  std::vector<std::vector<std::size_t>> slots;  // parallel: each set's counter slots
   for (const auto& group : members) {
     bool placed = false;
-    for (auto& set : sets) {
-      std::vector<std::size_t> trial = set;
+    for (std::size_t k = 0; k < sets.size() && !placed; ++k) {
+      std::vector<std::size_t> trial = sets[k];
       trial.insert(trial.end(), group.begin(), group.end());
-      if (fits(trial)) {
-        set = std::move(trial);
+      if (auto fit = placement(trial)) {
+        sets[k] = std::move(trial);
+        slots[k] = std::move(*fit);
         placed = true;
-        break;
       }
     }
     if (placed) continue;
-    (void)schedule(ctx->pmu, encodings_of(group));  // throws no_counter: the group cannot count at all
+    slots.push_back(schedule(ctx->pmu, encodings_of(group)));  // throws no_counter: the group cannot count at all
     sets.push_back(group);
   }
   std::vector<EventSet> out;
-  for (auto& set : sets) {
-    const std::vector<std::size_t> slots = schedule(ctx->pmu, encodings_of(set));
+  for (std::size_t k = 0; k < sets.size(); ++k) {
     EventSet es;
-    for (std::size_t k = 0; k < set.size(); ++k) {
-      es.events.push_back(set[k]);
-      es.counters.push_back(&ctx->pmu.counters[slots[k]]);
+    for (std::size_t j = 0; j < sets[k].size(); ++j) {
+      es.events.push_back(sets[k][j]);
+      es.counters.push_back(&ctx->pmu.counters[slots[k][j]]);
     }
     out.push_back(std::move(es));
   }

@@ -25,7 +25,6 @@ std::string profilers(const Context& ctx) {
   return fmt::format("the backends {} do", join(ctx.profiling_backends));
 }
 
-
 }  // namespace
 
 // Profiling needs interrupts: either Linux perf sampling the HAL clock events given a period
