@@ -1,11 +1,11 @@
 // The kernel's CPU lists: which CPUs this machine has online.
 //
-// Two parsers read "0-3,6" in this project, and they mean different things, so they stay two:
+// Two functions read "0-3,6", and they mean different things:
 // - parse_sysfs_cpu_list (here) reads what the kernel writes in /sys/devices/system/cpu/online
 //   and the other sysfs CPU lists: every CPU, in the kernel's order, as written; a malformed list
 //   is a parse error of that file;
-// - the CLI's -C list (tools/pmc/options.cpp, parse_cpu_list) reads the CPUs a user selects:
-//   repeats dropped, sorted, and a malformed list is the user's invalid argument.
+// - pmc::parse_cpu_list (hal/src/session/cpu_list.cpp, perf's -C) reads the CPUs a user selects
+//   with this parser: repeats dropped, sorted, and a malformed list is the user's invalid argument.
 #pragma once
 
 #include <filesystem>

@@ -1,9 +1,9 @@
-// CPU lists (pmc/cpu_list.hpp): the public face of the parser perf access already has
-// (hal/src/access/perf_event.cpp), which reads sysfs's lists; this one takes what a user typed.
+// CPU lists (pmc/cpu_list.hpp): what a user typed (perf's -C), on top of the kernel's list
+// parser (hal/src/cpu/cpu_list.hpp), with the checks sysfs's own lists never need.
 #include <pmc/cpu_list.hpp>
 #include <pmc/error.hpp>
 
-#include "perf_event.hpp"
+#include "cpu_list.hpp"
 
 #include <fmt/format.h>
 
@@ -25,7 +25,7 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   }
   std::vector<int> cpus;
   try {
-    cpus = detail::parse_cpu_list(text);
+    cpus = detail::parse_sysfs_cpu_list(text);
   } catch (const Error&) {
     throw bad;
   }
