@@ -248,7 +248,7 @@ CacheHierarchy default_cache_hierarchy() {
 }
 
 CacheHierarchy cache_hierarchy(const CpuInfo& given) {
-  // A native reading holds the cache leaves only when asked for (cpu.cpp, kNativeLeaves).
+  // A native reading holds the cache leaves only when asked for (hal/src/cpu/cpu_native.cpp, kNativeLeaves).
   CpuInfo native;
   const bool fill = given.isa == Isa::x86 && given.native();
   if (fill) {

@@ -23,18 +23,7 @@ namespace {
 
 using detail::join;
 
-// Case-insensitive ASCII comparison (event and unit-mask names are ASCII): no locale calls.
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (x == y) continue;
-    if (x >= 'A' && x <= 'Z') x = static_cast<unsigned char>(x + 32);
-    if (y >= 'A' && y <= 'Z') y = static_cast<unsigned char>(y + 32);
-    if (x != y) return false;
-  }
-  return true;
-}
+using detail::iequal;
 
 bool accepts(const EventDef& def, std::string_view modifier) {
   return std::find(def.modifiers.begin(), def.modifiers.end(), modifier) != def.modifiers.end();
