@@ -38,12 +38,12 @@ def layer_uses(cmake_text):
 
 
 def closure(uses, layer):
-    seen, todo = set(), list(uses.get(layer, []))
-    while todo:
-        d = todo.pop()
+    seen, pending = set(), list(uses.get(layer, []))
+    while pending:
+        d = pending.pop()
         if d not in seen:
             seen.add(d)
-            todo.extend(uses.get(d, []))
+            pending.extend(uses.get(d, []))
     return seen
 
 
