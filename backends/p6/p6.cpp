@@ -123,9 +123,10 @@ class P6Backend final : public Backend {
   }
 
   void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
-    const std::uint64_t top = 1ull << c.width;
-    value &= top - 1;
-    if (value >= (1ull << 31) && value < top - (1ull << 31))
+    // 2^width - 2^31, written so that a 64-bit counter does not shift by 64
+    const std::uint64_t high_start = c.width_mask() - ((1ull << 31) - 1);
+    value &= c.width_mask();
+    if (value >= (1ull << 31) && value < high_start)
       throw Error(errc::invalid_argument,
                   fmt::format("P6 counter {} cannot be preset to 0x{:X}: a write keeps bits 31:0 and copies bit 31 "
                               "into bits {}:32, so only values below 2^31 or from 2^{}-2^31 up can be written",
