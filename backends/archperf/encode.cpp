@@ -103,7 +103,7 @@ void check_available(const EventSpec& spec, const EventDef& def, const Facts& f)
 
 // UMASK2 (47:40) and EQ (36) exist where CPUID.23H.0:EBX bits 0 and 1 say so (Linux
 // update_pmu_cap). A CPU without leaf 23H enumerates neither: its encodings are accepted, since
-// every part whose event list uses them has the leaf (docs/hardware/archperf.md section 3.1).
+// every part whose event list uses them has the leaf (docs/hardware/archperf.md policy 10.22).
 void check_extensions(const EventSpec& given, const Encoding& e, const SelectBits& bits, const Facts& f) {
   if (!f.ext_leaf) return;
   auto refuse = [&](std::uint64_t mask, const char* field, const char* where, unsigned ebx_bit) {

@@ -302,8 +302,8 @@ int cmd_list(const Options& o) {
   const std::string cpu_tag = pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag);
   std::string narrowed;
   if (!o.filters.empty()) narrowed += fmt::format(" match {}", quoted_words(o.filters));
-  if (!o.topics.empty()) narrowed += fmt::format("{} of topic {}", narrowed.empty() ? "" : ",", quoted_words(o.topics));
-  if (!o.counter.empty()) narrowed += fmt::format("{} can use counter {}", narrowed.empty() ? "" : ",", o.counter);
+  if (!o.topics.empty()) narrowed += fmt::format(" of topic {}", quoted_words(o.topics));
+  if (!o.counter.empty()) narrowed += fmt::format(" for counter {}", o.counter);
   if (narrowed.empty())
     print("{} events for {}{}", events.size(), pmu.description, cpu_tag);
   else
