@@ -123,7 +123,7 @@ CounterFilter counter_filter(const std::string& text, const pmc::PmuInfo& pmu) {
 }
 
 // Every field of a catalog event (pmc list --json).
-json event_json(const pmc::EventDef& e, const pmc::PmuInfo& pmu) {
+json event_json(const pmc::EventDef& e, const pmc::PmuInfo& pmu, const pmc::EventCatalog& catalog) {
   json masks = json::array();
   if (e.unit_masks)
     for (const auto& m : e.unit_masks->masks) {
@@ -133,8 +133,10 @@ json event_json(const pmc::EventDef& e, const pmc::PmuInfo& pmu) {
     }
   json extra = nullptr;
   if (!e.extra.empty()) {
+    // The MSRs the event may use: its own list, else every MSR of the register's declaration.
+    const pmc::ExtraRegDef* declared = catalog.extra_reg(e.extra);
     json msrs = json::array();
-    for (std::uint32_t m : e.extra_msrs) msrs.push_back(hex(m));
+    for (std::uint32_t m : !e.extra_msrs.empty() || !declared ? e.extra_msrs : declared->msrs) msrs.push_back(hex(m));
     extra = {{"name", e.extra}, {"value", hex(e.extra_value)}, {"msrs", msrs}};
   }
   json defaults = json::object();
@@ -275,7 +277,7 @@ int cmd_list(const Options& o) {
           hal.why());
   if (o.json) {
     json out = json::array();
-    for (const auto* e : events) out.push_back(event_json(*e, pmu));
+    for (const auto* e : events) out.push_back(event_json(*e, pmu, hal.events()));
     for (const auto& e : builtin)
       out.push_back({{"name", e.name},
                      {"pmu", "hal"},
