@@ -14,6 +14,7 @@
 #define BOOST_TEST_MODULE archperf_model_catalog
 #include <boost/test/unit_test.hpp>
 
+#include "perf_event.hpp"
 #include "session_impl.hpp"
 #include "support/backend.hpp"
 #include "support/child_process.hpp"
@@ -290,6 +291,30 @@ signals = { instructions = 2, "fixed.4" = 1, "fixed.5" = 3, "fixed.6" = 2 }
     BOOST_TEST((r[i].counter_kind == pmc::CounterKind::fixed), r[i].event);
     BOOST_TEST(r[i].counter == index[i], r[i].event);
     BOOST_TEST(r[i].value == expected[i], r[i].event);
+  }
+}
+
+// Access "perf": the extra value is perf_event_attr.config1 (Linux picks the MSR, and the
+// second code with it); fixed-only events get Linux's pseudo-encodings, event 0 with unit mask
+// index + 1 from fixed counter 2 on (fact sheet 7b).
+BOOST_FIXTURE_TEST_CASE(access_perf_passes_config1, Files) {
+  const pmc::Hal hal = open(skylake());
+  const pmc::RegisterFormat& format = hal.events().format();
+  const pmc::detail::PerfEventSpec ocr = pmc::detail::perf_raw_event(hal.encode("TEST.OCR_A:u"), format);
+  BOOST_TEST(ocr.config == 0x01B7u);  // USR, OS and EN are the kernel's
+  BOOST_TEST(ocr.config1 == 0x10001u);
+  BOOST_TEST(!ocr.exclude_user);
+  BOOST_TEST(ocr.exclude_kernel);
+  BOOST_TEST(has(ocr.describe(), "config1 0x10001"), ocr.describe());
+  BOOST_TEST(pmc::detail::perf_raw_event(hal.encode("TEST.LOAD_LATENCY"), format).config1 == 0x80u);
+  BOOST_TEST(pmc::detail::perf_raw_event(hal.encode("TEST.DIVIDER_ACTIVE"), format).config1 == 0u);
+  for (unsigned i = 2; i < 7; ++i) {
+    pmc::Encoding e;
+    e.event = "fixed";
+    e.fixed = i;
+    e.config = (std::uint64_t{i + 1} << 8) | 0x430000;  // event 0, unit mask i + 1, USR, OS, EN
+    e.fixed_control = 0x3;
+    BOOST_TEST(pmc::detail::perf_raw_event(e, format).config == (std::uint64_t{i + 1} << 8), i);
   }
 }
 
