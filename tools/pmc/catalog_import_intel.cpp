@@ -280,7 +280,11 @@ std::string convert_intel(const fs::path& json_file, const IntelTables& tables, 
     for (unsigned c : counters) cl += (cl.size() > 1 ? ", " : "") + std::to_string(c);
     t += fmt::format("counters = {}]\n", cl);
     if (fixed) t += fmt::format("fixed = {}\n", *fixed);
-    if (!msrs.empty()) t += fmt::format("extra = {{ {} = {} }}\n", extra.name, toml_hex(extra_value, 1));
+    // TOML integers are signed 64-bit: a value with bit 63 set (Tremont's "outstanding" offcore
+    // requests) is written as a hex string.
+    if (!msrs.empty())
+      t += fmt::format("extra = {{ {} = {} }}\n", extra.name,
+                       extra_value > 0x7FFFFFFFFFFFFFFFull ? toml_string(toml_hex(extra_value, 1)) : toml_hex(extra_value, 1));
     if (!restrict_to.empty()) t += fmt::format("extra_msrs = {}\n", hex_list(restrict_to, 1));
     if (flag(e, "TakenAlone", where)) t += "exclusive = true\n";
     if (precise) t += fmt::format("precise = {}\n", precise);

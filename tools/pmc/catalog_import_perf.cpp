@@ -78,8 +78,9 @@ bool generated(const pmc::EventDef& d) {
 
 // How the hand-written catalogs resolve perf's name, as an event string: the event of that name,
 // else of that alias, else (a dotted name) the event before the last dot with the unit mask after
-// it, as the library's name lookup does. Empty when none.
-std::string spelling(const pmc::EventCatalog& cat, const std::string& tag, const std::string& name) {
+// it, as the library's name lookup does (*split says so). Empty when none.
+std::string spelling(const pmc::EventCatalog& cat, const std::string& tag, const std::string& name, bool* split) {
+  *split = false;
   const auto defs = cat.for_cpu(tag);
   for (const pmc::EventDef* d : defs)
     if (!generated(*d) && iequal(d->name, name)) return d->name;
@@ -96,7 +97,10 @@ std::string spelling(const pmc::EventCatalog& cat, const std::string& tag, const
     for (const auto& a : d->aliases) named = named || iequal(a, event);
     if (!named) continue;
     for (const auto& m : d->unit_masks->masks)
-      if (iequal(m.name, mask)) return d->name + ":" + m.name;
+      if (iequal(m.name, mask)) {
+        *split = true;
+        return d->name + ":" + m.name;
+      }
   }
   return {};
 }
@@ -213,10 +217,29 @@ int import_perf(const ImportOptions& o) {
     if (amd == cands.end() || amd->match.cpu_tag != tag)
       throw pmc::Error(pmc::errc::not_supported, fmt::format("{}: the amd backend does not tag this CPU {}",
                                                              dump->string(), tag));
+    // A plain perf name written here hides a hand-written alias of that spelling (names are found
+    // before aliases), and with it the dotted names the alias and a unit mask resolved: those are
+    // written too.
+    std::vector<bool> supply(events.size()), split(events.size());
+    std::vector<std::string> plain;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      bool via_mask = false;
+      const std::string text = spelling(hal.events(), tag, events[i].name, &via_mask);
+      split[i] = via_mask;
+      supply[i] = !encodes_to(hal, text, perf_bits(hal.events().format(), events[i]), true);
+      if (supply[i] && events[i].name.find('.') == std::string::npos) plain.push_back(events[i].name);
+    }
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const std::string& n = events[i].name;
+      const std::size_t dot = n.rfind('.');
+      if (split[i] && !supply[i] && std::any_of(plain.begin(), plain.end(), [&](const std::string& p) {
+            return iequal(p, std::string_view(n).substr(0, dot));
+          }))
+        supply[i] = true;
+    }
     std::vector<const PerfEvent*> missing;
-    for (const auto& e : events)
-      if (!encodes_to(hal, spelling(hal.events(), tag, e.name), perf_bits(hal.events().format(), e), true))
-        missing.push_back(&e);
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (supply[i]) missing.push_back(&events[i]);
     const fs::path file = o.out / fmt::format("perf-{}.toml", tag);
     write_text(file, perf_toml(folder, tag, missing, events.size(), o));
 
