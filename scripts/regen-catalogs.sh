@@ -3,7 +3,7 @@
 # vendors' lists, and the synthesized CPUID dumps beside them:
 #   backends/archperf/events/cpu/*.toml and cpu/index.toml   Intel's perfmon tree
 #   data/cpuid/intel-<tag>.txt                               one dump per Intel catalog
-#   backends/amd/events/perf-zenN.toml                       Linux perf's AMD lists
+#   backends/amd/events, perf-zenN.toml                      Linux perf's AMD lists
 # Usage: scripts/regen-catalogs.sh [PERFMON_DIR] [PERF_AMD_DIR]
 #   defaults ../shared/perfmon and ../shared/perf-amd beside the source tree; the build directory
 #   is ./build or $PMC_BUILD_DIR. pmc is rebuilt first, with the amd backend and its data: the perf
