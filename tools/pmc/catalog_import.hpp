@@ -81,8 +81,9 @@ struct IntelCatalog {
   unsigned max_general = 0;        // highest general counter listed + 1
   std::set<unsigned> fixed;        // fixed counters listed (numbered from 0)
   std::size_t vendor_events = 0;   // entries in Intel's list
-  std::size_t written = 0;         // events written
-  std::size_t deprecated = 0;      // of which deprecated
+  std::size_t written = 0;         // [[event]] tables written
+  std::size_t aliases = 0;         // entries written as an alias of one that selects the same
+  std::size_t deprecated = 0;      // deprecated names (events or aliases)
   std::vector<std::string> notes;  // corrections made (renamed events, renumbered fixed counters)
 };
 

@@ -142,6 +142,11 @@ std::string convert_intel(const fs::path& json_file, const IntelTables& tables, 
   if (offset != 0)
     cat.notes.push_back(fmt::format("Intel's list numbers the fixed counters from {}: renumbered from 0", offset));
 
+  struct Record {
+    std::string name, intel_name, sel, rest;
+    bool deprecated = false;
+  };
+  std::vector<Record> records;
   std::set<std::string> seen;
   std::map<std::string, ExtraReg> declared;
   std::size_t renamed = 0, one_msr = 0;
@@ -261,11 +266,12 @@ std::string convert_intel(const fs::path& json_file, const IntelTables& tables, 
       desc = fmt::format("{}: {}.", name_words(name), joined);
     }
 
-    std::string t = "\n[[event]]\n";
-    t += fmt::format("name = {}\ncode = {}\n", toml_string(name), toml_hex(codes[0]));
-    if (codes.size() > 1) t += fmt::format("code2 = {}\n", toml_hex(codes[1]));
-    t += fmt::format("umask = {}\n", toml_hex(umask));
-    if (umask2) t += fmt::format("umask2 = {}\n", toml_hex(umask2));
+    // What selects the event (validate() compares these) and the rest: two entries that select
+    // the same are one event under two names (section 3.2 of the fact sheet).
+    std::string sel = fmt::format("code = {}\n", toml_hex(codes[0]));
+    if (codes.size() > 1) sel += fmt::format("code2 = {}\n", toml_hex(codes[1]));
+    sel += fmt::format("umask = {}\n", toml_hex(umask));
+    if (umask2) sel += fmt::format("umask2 = {}\n", toml_hex(umask2));
     std::string defaults;
     auto def = [&](const char* key, std::uint64_t v) {
       if (v) defaults += fmt::format("{}{} = {}", defaults.empty() ? "" : ", ", key, v);
@@ -274,28 +280,62 @@ std::string convert_intel(const fs::path& json_file, const IntelTables& tables, 
     def("i", inv);
     def("e", edge);
     def("t", any);
-    if (!defaults.empty()) t += fmt::format("defaults = {{ {} }}\n", defaults);
-    if (equal) t += "set = { eq = 1 }\n";
+    if (!defaults.empty()) sel += fmt::format("defaults = {{ {} }}\n", defaults);
+    if (equal) sel += "set = { eq = 1 }\n";
     std::string cl = "[";
     for (unsigned c : counters) cl += (cl.size() > 1 ? ", " : "") + std::to_string(c);
-    t += fmt::format("counters = {}]\n", cl);
-    if (fixed) t += fmt::format("fixed = {}\n", *fixed);
+    sel += fmt::format("counters = {}]\n", cl);
+    if (fixed) sel += fmt::format("fixed = {}\n", *fixed);
     // TOML integers are signed 64-bit: a value with bit 63 set (Tremont's "outstanding" offcore
     // requests) is written as a hex string.
     if (!msrs.empty())
-      t += fmt::format("extra = {{ {} = {} }}\n", extra.name,
-                       extra_value > 0x7FFFFFFFFFFFFFFFull ? toml_string(toml_hex(extra_value, 1)) : toml_hex(extra_value, 1));
-    if (!restrict_to.empty()) t += fmt::format("extra_msrs = {}\n", hex_list(restrict_to, 1));
-    if (flag(e, "TakenAlone", where)) t += "exclusive = true\n";
-    if (precise) t += fmt::format("precise = {}\n", precise);
-    if (period) t += fmt::format("period = {}\n", period);
-    if (deprecated) t += "deprecated = true\n";
-    if (!errata.empty()) t += fmt::format("errata = {}\n", toml_string(errata));
-    t += fmt::format("topic = {}\ndesc = {}\n", toml_string(topic), toml_string(desc));
-    t += fmt::format("reference = {}\n", toml_string(fmt::format("Intel perfmon {} {}", base, intel_name)));
-    body += t;
+      sel += fmt::format("extra = {{ {} = {} }}\n", extra.name,
+                         extra_value > 0x7FFFFFFFFFFFFFFFull ? toml_string(toml_hex(extra_value, 1)) : toml_hex(extra_value, 1));
+    if (!restrict_to.empty()) sel += fmt::format("extra_msrs = {}\n", hex_list(restrict_to, 1));
+    std::string rest;
+    if (flag(e, "TakenAlone", where)) rest += "exclusive = true\n";
+    if (precise) rest += fmt::format("precise = {}\n", precise);
+    if (period) rest += fmt::format("period = {}\n", period);
+    if (deprecated) rest += "deprecated = true\n";
+    if (!errata.empty()) rest += fmt::format("errata = {}\n", toml_string(errata));
+    rest += fmt::format("topic = {}\ndesc = {}\n", toml_string(topic), toml_string(desc));
+    records.push_back({name, intel_name, std::move(sel), std::move(rest), deprecated});
+  }
+
+  // One [[event]] per selection, at the place of its first live entry (else its first); the
+  // other names become its aliases: Intel's deprecated names for a live event, and synonyms.
+  std::map<std::string, std::vector<std::size_t>> by_sel;
+  for (std::size_t i = 0; i < records.size(); ++i) by_sel[records[i].sel].push_back(i);
+  std::vector<std::size_t> main_of(records.size());
+  for (const auto& [sel, members] : by_sel) {
+    std::size_t main = members.front();
+    for (std::size_t m : members)
+      if (!records[m].deprecated) {
+        main = m;
+        break;
+      }
+    for (std::size_t m : members) main_of[m] = main;
+  }
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    if (main_of[i] != i) {
+      ++cat.aliases;
+      if (r.deprecated) ++cat.deprecated;
+      continue;
+    }
+    std::string aliases, also;
+    for (std::size_t m : by_sel[r.sel])
+      if (m != i) {
+        aliases += (aliases.empty() ? "" : ", ") + toml_string(records[m].name);
+        also += fmt::format("{}{}{}", also.empty() ? "; also " : ", ", records[m].intel_name,
+                            records[m].deprecated ? " (deprecated)" : "");
+      }
+    body += fmt::format("\n[[event]]\nname = {}\n", toml_string(r.name));
+    if (!aliases.empty()) body += fmt::format("aliases = [{}]\n", aliases);
+    body += r.sel + r.rest;
+    body += fmt::format("reference = {}\n", toml_string(fmt::format("Intel perfmon {} {}{}", base, r.intel_name, also)));
     ++cat.written;
-    if (deprecated) ++cat.deprecated;
+    if (r.deprecated) ++cat.deprecated;
   }
   if (renamed)
     cat.notes.push_back(fmt::format("names with ':' and '=' (perf's old offcore spelling) written with '.': {}", renamed));
@@ -308,11 +348,12 @@ std::string convert_intel(const fs::path& json_file, const IntelTables& tables, 
       "Generated by `pmc catalog import --layout intel` from Intel's perfmon {} (version {}, published {}); do not "
       "edit: rerun scripts/regen-catalogs.sh. Intel {}: the core PMU's events (cpu/{}.toml; cpu/index.toml says "
       "which CPUs load it). Facts only: names, codes, unit masks, counters, flags, MSR values. {} "
-      "(docs/hardware/intel-catalogs.md). {} events, {} of them deprecated; Intel's list has {}.",
+      "(docs/hardware/intel-catalogs.md). Intel's list has {} events: {} written, {} more as aliases of an "
+      "event that selects the same; {} of those names deprecated.",
       base, member(header, "Version"), member(header, "DatePublished"), cat.name, cat.tag,
       o.vendor_descriptions ? "The descriptions are Intel's, under Intel's licence (its LICENSE file)"
                             : "The descriptions are generated from the facts",
-      cat.written, cat.deprecated, cat.vendor_events));
+      cat.vendor_events, cat.written, cat.aliases, cat.deprecated));
   for (const auto& n : cat.notes) out += comment(fmt::format("Note: {}.", n));
   out += "\nbackend = \"archperf\"\n";
   out += fmt::format("description = {}\n", toml_string(fmt::format("Intel {} core events ({})", cat.name, base)));
@@ -376,18 +417,22 @@ int import_intel(const ImportOptions& o) {
       write_text(o.cpuid_out / fmt::format("intel-{}.txt", cat.tag), cpuid_dump(**row, cat));
     }
 
-  std::size_t vendor = 0, total = 0, deprecated = 0;
-  print("{:<12} {:<38} {:>6} {:>8} {:>10}\n", "catalog", "Intel's file", "listed", "written", "deprecated");
+  std::size_t vendor = 0, total = 0, aliases = 0, deprecated = 0;
+  print("{:<14} {:<36} {:>6} {:>7} {:>7} {:>10}\n", "catalog", "Intel's file", "listed", "events", "aliases",
+        "deprecated");
   for (const auto& f : files) {
     const IntelCatalog& c = by_file.at(f);
-    print("{:<12} {:<38} {:>6} {:>8} {:>10}\n", c.tag, c.json_file, c.vendor_events, c.written, c.deprecated);
+    print("{:<14} {:<36} {:>6} {:>7} {:>7} {:>10}\n", c.tag, c.json_file, c.vendor_events, c.written, c.aliases,
+          c.deprecated);
     vendor += c.vendor_events;
     total += c.written;
+    aliases += c.aliases;
     deprecated += c.deprecated;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  print("{} catalogs, {} index rows: {} events written ({} deprecated) of {} listed, in {:.2f} s\n", files.size(),
-        core_rows.size(), total, deprecated, vendor, secs);
+  print("{} catalogs, {} index rows: of {} listed events, {} written and {} as aliases ({} names deprecated), in "
+        "{:.2f} s\n",
+        files.size(), core_rows.size(), vendor, total, aliases, deprecated, secs);
   return 0;
 }
 

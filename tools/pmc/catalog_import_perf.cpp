@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <map>
 
 namespace pmc_cli::catalog_import {
 
@@ -151,17 +152,32 @@ std::string perf_toml(const std::string& folder, const std::string& tag, const s
   // The modifiers of the hand-written events of this CPU (a file's list holds for the files after
   // it until one sets its own: the file before this one in name order may be another family's).
   if (!modifiers.empty()) out += fmt::format("modifiers = {}\n", toml_list(modifiers));
+  // perf lists some encodings under two names (ls_l1_d_tlb_miss.all and l1_dtlb_misses): one
+  // event, the other names its aliases (the first live name is the event).
+  const auto key = [](const PerfEvent* e) { return std::pair(e->code, e->umask.value_or(0)); };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<const PerfEvent*>> same;
+  for (const PerfEvent* e : events) same[key(e)].push_back(e);
   for (const PerfEvent* e : events) {
+    const auto& group = same[key(e)];
+    const auto live = std::find_if(group.begin(), group.end(), [](const PerfEvent* g) { return !g->deprecated; });
+    if (e != (live == group.end() ? group.front() : *live)) continue;
+    std::string aliases, also;
+    for (const PerfEvent* g : group)
+      if (g != e) {
+        aliases += (aliases.empty() ? "" : ", ") + toml_string(g->name);
+        also += fmt::format("{}{}", also.empty() ? "; also " : ", ", g->name);
+      }
+    const std::uint64_t umask = e->umask.value_or(0);
     std::string desc = o.vendor_descriptions ? e->vendor_desc : std::string();
-    if (desc.empty())
-      desc = e->umask ? fmt::format("{}: event {}, unit mask 0x{:02X}.", name_words(e->name), code_hex(e->code), *e->umask)
-                      : fmt::format("{}: event {}.", name_words(e->name), code_hex(e->code));
-    out += fmt::format("\n[[event]]\nname = {}\ncode = {}\n", toml_string(e->name), code_hex(e->code));
-    if (e->umask) out += fmt::format("umask = {}\n", toml_hex(*e->umask));
-    out += fmt::format("cpus = [{}]\n", toml_string(tag));
+    if (desc.empty()) desc = fmt::format("{}: event {}, unit mask 0x{:02X}.", name_words(e->name), code_hex(e->code), umask);
+    out += fmt::format("\n[[event]]\nname = {}\n", toml_string(e->name));
+    if (!aliases.empty()) out += fmt::format("aliases = [{}]\n", aliases);
+    // perf's encoding has unit mask 0 where it names none: written, so the event is not taken
+    // for one without a unit mask of its own.
+    out += fmt::format("code = {}\numask = {}\ncpus = [{}]\n", code_hex(e->code), toml_hex(umask), toml_string(tag));
     if (e->deprecated) out += "deprecated = true\n";
     out += fmt::format("topic = {}\ndesc = {}\nreference = {}\n", toml_string(e->topic), toml_string(desc),
-                       toml_string(fmt::format("Linux perf {} {}", e->file, e->name)));
+                       toml_string(fmt::format("Linux perf {} {}{}", e->file, e->name, also)));
   }
   return out;
 }
@@ -201,6 +217,7 @@ int import_perf(const ImportOptions& o) {
 
   print("{:<8} {:>6} {:>14} {:>10} {:>12}\n", "list", "events", "by catalogs", "supplied", "not encoded");
   std::size_t all = 0, supplied = 0;
+  std::vector<std::string> all_notes;
   for (const auto& folder : folders) {
     const std::string tag = folder.rfind("amd", 0) == 0 ? folder.substr(3) : folder;
     const auto& tags = base.cpu_tags();
@@ -249,6 +266,15 @@ int import_perf(const ImportOptions& o) {
     std::vector<const PerfEvent*> missing;
     for (std::size_t i = 0; i < events.size(); ++i)
       if (supply[i]) missing.push_back(&events[i]);
+    // Written events that are a hand-written event under another name: an alias there would do.
+    std::vector<std::string> synonyms;
+    for (const PerfEvent* e : missing)
+      for (const pmc::EventDef* d : hal.events().for_cpu(tag))
+        if (!generated(*d) && d->code == e->code && !d->unit_masks &&
+            encodes_to(hal, d->name, perf_bits(hal.events().format(), *e), true)) {
+          synonyms.push_back(fmt::format("{} ({})", e->name, d->name));
+          break;
+        }
     const fs::path file = o.out / fmt::format("perf-{}.toml", tag);
     std::vector<std::string> modifiers;
     for (const pmc::EventDef* d : hal.events().for_cpu(tag))
@@ -256,7 +282,17 @@ int import_perf(const ImportOptions& o) {
         modifiers = d->modifiers;
         break;
       }
-    write_text(file, perf_toml(folder, tag, missing, events.size(), modifiers, o));
+    std::string text = perf_toml(folder, tag, missing, events.size(), modifiers, o);
+    if (!synonyms.empty()) {
+      std::string list;
+      for (const auto& n : synonyms) list += (list.empty() ? "" : ", ") + n;
+      const std::string note = fmt::format(
+          "Note: events written here that encode exactly as a hand-written event under another name (an alias "
+          "there would do): {}.", list);
+      text.insert(text.find("\nbackend = "), comment(note));
+      notes.push_back(fmt::format("{}: {}", folder, note));
+    }
+    write_text(file, text);
 
     // The result as the library sees it with the new file: every perf name to perf's bits.
     cfg.events_path = {file};
@@ -269,11 +305,13 @@ int import_perf(const ImportOptions& o) {
       }
     print("{:<8} {:>6} {:>14} {:>10} {:>12}\n", folder, events.size(), events.size() - missing.size(), missing.size(),
           bad);
+    for (const auto& n : notes) all_notes.push_back(n);
     all += events.size();
     supplied += missing.size();
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print("{} perf core events, {} supplied by the generated files, in {:.2f} s\n", all, supplied, secs);
+  for (const auto& n : all_notes) print("{}\n", n);
   return 0;
 }
 
