@@ -9,6 +9,7 @@
 #include "cpu_catalogs.hpp"
 #include "support/child_process.hpp"
 
+#include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
 
@@ -193,6 +194,26 @@ BOOST_AUTO_TEST_CASE(a_hybrid_dump_loads_the_file_of_its_core_type) {
   BOOST_TEST(loaded(tree.open(dump(0x00090672, 0x40000002))).empty());
   // Without leaf 1AH no core-type row matches.
   BOOST_TEST(loaded(tree.open(dump(0x00090672))).empty());
+}
+
+// Leaf 1AH from either dump format, and only where leaf 0 says the CPU has it.
+BOOST_AUTO_TEST_CASE(dumps_give_the_core_type_of_leaf_1ah) {
+  const char* aida = "CPUID 00000000: 00000020-756E6547-6C65746E-49656E69\n"
+                     "CPUID 00000001: 000B06A2-00000800-7FFAFBFF-BFEBFBFF\n"
+                     "CPUID 0000001A: 20000001-00000000-00000000-00000000\n";
+  const pmc::CpuInfo e = pmc::decode_cpuid(pmc::parse_cpuid_dump(aida, "aida.txt"), "aida.txt");
+  BOOST_TEST(e.core_type == 0x20u);
+  BOOST_TEST(e.native_model == 0x1u);
+  const pmc::CpuInfo p = pmc::decode_cpuid(pmc::parse_cpuid_dump(dump(0x00090672, 0x40000002), "r.txt"), "r.txt");
+  BOOST_TEST(p.core_type == 0x40u);
+  BOOST_TEST(p.native_model == 0x2u);
+  // A leaf beyond the maximum leaf 0 gives is not the CPU's.
+  std::string low = dump(0x00090672, 0x40000001);
+  low.replace(low.find("eax=0x00000020"), 14, "eax=0x00000016");
+  BOOST_TEST(pmc::decode_cpuid(pmc::parse_cpuid_dump(low, "low.txt"), "low.txt").core_type == 0u);
+  // The hybrid dumps of the test data: one read on a P-core, one on an E-core.
+  BOOST_TEST(pmc::load_cpuid_dump(fs::path(PMC_TEST_DATA) / "cpuid" / "archperf-hybrid-adl.txt").core_type == 0x40u);
+  BOOST_TEST(pmc::load_cpuid_dump(fs::path(PMC_TEST_DATA) / "cpuid" / "archperf-hybrid-mtl.txt").core_type == 0x20u);
 }
 
 BOOST_AUTO_TEST_CASE(a_matching_row_whose_file_is_missing_is_an_error_naming_the_row) {
