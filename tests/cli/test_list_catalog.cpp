@@ -243,3 +243,17 @@ BOOST_FIXTURE_TEST_CASE(encode_shows_the_extra_register, Cli) {
   BOOST_TEST(has(r.out, " exclusive  archperf::TEST.ALONE"), r);
   BOOST_TEST(!has(r.out.substr(r.out.find("INSTRUCTION_RETIRED")), "config1"), r);
 }
+
+BOOST_FIXTURE_TEST_CASE(probe_names_the_cpu_catalogs, Cli) {
+  // The bundled Skylake dump loads the generated cpu/skl.toml (and this test's events_path file,
+  // which is not a cpu/ catalog).
+  Result r = run({"probe", "--json"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  const json c = parse(r)["pmu"]["cpu_catalogs"];
+  BOOST_TEST_REQUIRE(c.size() == 1u, r);
+  BOOST_TEST(c[0].get<std::string>().rfind("cpu/skl.toml (Skylake client", 0) == 0u, r);
+  // The Pentium III's backend has none.
+  r = pmc({"probe", "--cpuid-dump", "pentium-iii", "--json"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(parse(r)["pmu"]["cpu_catalogs"] == json::array(), r);
+}

@@ -41,12 +41,14 @@ bool matches_filter(const pmc::HalEventDescription& e, const std::vector<std::st
                      [&](const std::string& w) { return icontains(e.name, w) || (!e.alias.empty() && icontains(e.alias, w)); });
 }
 
-// The general counters an event may use on this PMU (all of them when the catalog does not say).
+// The general counters an event may use on this PMU: those of the catalog's list this PMU has
+// (all of them when the catalog does not say), as the encoder allows them.
 std::vector<unsigned> general_counters(const pmc::EventDef& e, const pmc::PmuInfo& pmu) {
-  std::vector<unsigned> c = e.counters;
-  if (c.empty())
-    for (const auto& ci : pmu.counters)
-      if (ci.kind == pmc::CounterKind::general) c.push_back(ci.index);
+  std::vector<unsigned> c;
+  for (const auto& ci : pmu.counters)
+    if (ci.kind == pmc::CounterKind::general &&
+        (e.counters.empty() || std::find(e.counters.begin(), e.counters.end(), ci.index) != e.counters.end()))
+      c.push_back(ci.index);
   return c;
 }
 
