@@ -53,6 +53,28 @@ struct EventDef {
   std::string reference;               // where the fact comes from (manual, table)
   SourceRef source;                    // where it was defined
   std::vector<std::string> aliases;    // other names find() accepts (the SDM's spelling, ...)
+  // Model-specific catalogs (docs/event-format.md, "Events of one model"):
+  std::uint64_t umask2 = 0;            // unit-mask extension, written into [format] field umask2
+  std::map<std::string, std::uint64_t, std::less<>> set;  // [format] field values always written
+  std::string extra;                   // the extra register it needs ([extra.NAME]), "" when none
+  std::uint64_t extra_value = 0;       // the value that register holds for it
+  std::vector<std::uint32_t> extra_msrs;  // the MSRs of the set it may use; empty = all declared
+  std::optional<std::uint64_t> code2;  // the second code of a paired event (offcore response)
+  bool exclusive = false;              // must be the only event counting (Intel "taken alone")
+  bool deprecated = false;             // listed only when asked for; still encodes
+  std::uint64_t period = 0;            // default sampling period; 0 = none given
+  unsigned precise = 0;                // precise (PEBS) level, 0-3
+  std::string errata;                  // erratum IDs that concern it ("SKL057, SKL058")
+  std::string topic;                   // a short category ("cache", "memory", ...)
+};
+
+// An extra register an event may need beside its event select ([extra.NAME]): one of a set of
+// MSRs holds the value the event gives (offcore response, load latency, frontend).
+struct ExtraRegDef {
+  std::string name;                    // "offcore_rsp"
+  std::vector<std::uint32_t> msrs;     // the MSRs that can hold it (any one of them)
+  std::string description;
+  SourceRef source;
 };
 
 // A CPU tag names a model family inside one backend ("piii"); the backend's probe decides
@@ -200,6 +222,9 @@ class PMC_API EventCatalog {
   // The modifier of that name: declared by a file, else built in; nullptr when neither.
   [[nodiscard]] const ModifierDef* modifier(std::string_view name) const;
   [[nodiscard]] const std::vector<ModifierDef>& modifiers() const { return modifiers_; }
+  // The extra register of that name ([extra.NAME] of any file loaded), or nullptr.
+  [[nodiscard]] const ExtraRegDef* extra_reg(std::string_view name) const;
+  [[nodiscard]] const std::vector<ExtraRegDef>& extra_regs() const { return extra_regs_; }
   [[nodiscard]] const PmuDescription& pmu() const { return pmu_; }
   [[nodiscard]] const std::string& description() const { return description_; }
   [[nodiscard]] const std::string& backend() const { return backend_; }  // the backend it was loaded for
@@ -226,6 +251,7 @@ class PMC_API EventCatalog {
   std::vector<std::string> files_;
   std::vector<std::string> default_modifiers_;
   std::vector<ModifierDef> modifiers_;   // declared by files; built-ins are looked up after
+  std::vector<ExtraRegDef> extra_regs_;  // [extra.NAME] of the files: by file, by name in a file
   PmuDescription pmu_;
   std::string description_;
   std::string backend_;

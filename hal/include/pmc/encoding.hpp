@@ -23,6 +23,10 @@ struct Encoding {
   bool interrupt = false;             // overflow interrupt requested
   bool merge = false;                 // needs an even counter and its odd neighbour
   std::uint64_t granularity = 1;      // counts are multiples of this (interrupt-counting PMUs)
+  std::string extra;                  // extra register name ("offcore_rsp"), "" when none
+  std::uint64_t extra_value = 0;      // its value: perf_event_attr.config1 under perf access
+  std::vector<std::uint32_t> extra_msrs;  // MSRs that can hold it (msr access programs one)
+  bool exclusive = false;             // must count alone
   const EventDef* def = nullptr;      // catalog entry (valid while the catalog lives)
 };
 

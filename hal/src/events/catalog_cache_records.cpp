@@ -1,6 +1,7 @@
 // The records of a cache file (catalog_cache.hpp): each structure of a catalog as bytes and back,
 // as this machine lays them out (the layout line in every key names it). The shape section is
-// the catalog but its events: the register format, CPU tags, files, modifiers, PMU description.
+// the catalog but its events: the register format, CPU tags, files, modifiers, PMU description,
+// extra registers.
 #include "catalog_cache.hpp"
 #include "catalog_cache_file.hpp"
 
@@ -17,9 +18,9 @@ namespace pmc::detail {
 
 // The layout the cache files were written with: a change of the structures changes the key.
 std::string layout_line() {
-  return fmt::format("pmc-catalog 2 {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+  return fmt::format("pmc-catalog 3 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
                      sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
-                     sizeof(CounterGroup), sizeof(BitField));
+                     sizeof(CounterGroup), sizeof(BitField), sizeof(ExtraRegDef));
 }
 
 void put(Writer& w, const SourceRef& s) {
@@ -54,6 +55,16 @@ BitField get_bitfield(Reader& r) {
   return f;
 }
 
+
+void put(Writer& w, const std::vector<std::uint32_t>& v) {
+  w.u32(static_cast<std::uint32_t>(v.size()));
+  for (std::uint32_t x : v) w.u32(x);
+}
+std::vector<std::uint32_t> get_u32s(Reader& r) {
+  std::vector<std::uint32_t> v(r.count());
+  for (auto& x : v) x = r.u32();
+  return v;
+}
 
 void put(Writer& w, const ModifierDef& m) {
   w.str(m.name);
@@ -246,6 +257,22 @@ void put(Writer& w, const EventDef& e) {
   w.str(e.reference);
   put(w, e.source);
   w.strs(e.aliases);
+  w.u64(e.umask2);
+  w.u32(static_cast<std::uint32_t>(e.set.size()));
+  for (const auto& [k, v] : e.set) {
+    w.str(k);
+    w.u64(v);
+  }
+  w.str(e.extra);
+  w.u64(e.extra_value);
+  put(w, e.extra_msrs);
+  w.opt(e.code2);
+  w.b(e.exclusive);
+  w.b(e.deprecated);
+  w.u64(e.period);
+  w.u32(e.precise);
+  w.str(e.errata);
+  w.str(e.topic);
 }
 EventDef get_event(Reader& r) {
   EventDef e;
@@ -268,6 +295,21 @@ EventDef get_event(Reader& r) {
   e.reference = r.str();
   e.source = get_source(r);
   e.aliases = r.strs();
+  e.umask2 = r.u64();
+  for (std::size_t n = r.count(); n > 0; --n) {
+    std::string k = r.str();
+    e.set[std::move(k)] = r.u64();
+  }
+  e.extra = r.str();
+  e.extra_value = r.u64();
+  e.extra_msrs = get_u32s(r);
+  e.code2 = r.opt64();
+  e.exclusive = r.b();
+  e.deprecated = r.b();
+  e.period = r.u64();
+  e.precise = r.u32();
+  e.errata = r.str();
+  e.topic = r.str();
   return e;
 }
 
@@ -310,6 +352,13 @@ void CatalogCache::put_shape(Writer& shape, const EventCatalog& cat) {
   put(shape, cat.pmu_);
   shape.str(cat.description_);
   shape.str(cat.backend_);
+  shape.u32(static_cast<std::uint32_t>(cat.extra_regs_.size()));
+  for (const auto& d : cat.extra_regs_) {
+    shape.str(d.name);
+    put(shape, d.msrs);
+    shape.str(d.description);
+    put(shape, d.source);
+  }
 }
 
 bool CatalogCache::get_shape(Reader& r, EventCatalog& c) {
@@ -329,6 +378,13 @@ bool CatalogCache::get_shape(Reader& r, EventCatalog& c) {
   c.pmu_ = get_pmu(r);
   c.description_ = r.str();
   c.backend_ = r.str();
+  c.extra_regs_.resize(r.count());
+  for (auto& d : c.extra_regs_) {
+    d.name = r.str();
+    d.msrs = get_u32s(r);
+    d.description = r.str();
+    d.source = get_source(r);
+  }
   return r.p == r.end;
 }
 

@@ -154,7 +154,7 @@ std::vector<std::string> CatalogLoader::cpu_list(const EventCatalog& cat, const 
 
 void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::string& name, std::string_view backend) {
   check_keys(doc, {"backend", "description", "modifiers", "modifier", "format", "cpus", "umask_groups", "event",
-                   "pmu", "probe"},
+                   "pmu", "probe", "extra"},
              "an events file");
   std::string file_backend = *get_string(doc, "backend", true);
   if (file_backend != backend) return;  // for another backend
@@ -188,6 +188,7 @@ void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::s
   if (doc.get("modifiers")) cat.default_modifiers_ = read_modifiers(doc, "modifiers", cat);
   if (const toml::node* p = doc.get("pmu")) read_pmu(cat, *p);
   if (const toml::node* p = doc.get("probe")) read_probe(cat, *p);
+  if (const toml::node* x = doc.get("extra")) read_extra_decls(cat, *x);
 
   std::map<std::string, UnitMaskGroup, std::less<>> groups;
   if (const toml::node* g = doc.get("umask_groups")) {
@@ -206,7 +207,8 @@ void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::s
     if (!item.is_table()) fail_at(item, errc::invalid_argument, "each event must be a table");
     const auto& t = *item.as_table();
     check_keys(t, {"name", "code", "desc", "umasks", "umask", "counters", "fixed", "generic", "cpus", "modifiers", "reference",
-                   "aliases", "defaults", "merge"},
+                   "aliases", "defaults", "merge", "umask2", "set", "extra", "extra_msrs", "code2", "exclusive",
+                   "deprecated", "period", "precise", "errata", "topic"},
                "an event");
     EventDef e;
     e.name = *get_string(t, "name", true);
@@ -261,6 +263,7 @@ void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::s
         e.defaults[mod] = static_cast<std::uint64_t>(value.as_integer()->get());
       }
     }
+    read_event_keys(cat, t, e);
     // A name may be defined again in the same file only for other CPUs.
     for (const auto& prev : added)
       if (iequal(prev.name, e.name))

@@ -48,6 +48,7 @@ EventCatalog::EventCatalog(const EventCatalog& other)
       files_(other.files_),
       default_modifiers_(other.default_modifiers_),
       modifiers_(other.modifiers_),
+      extra_regs_(other.extra_regs_),
       pmu_(other.pmu_),
       description_(other.description_),
       backend_(other.backend_),

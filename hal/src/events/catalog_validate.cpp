@@ -30,29 +30,55 @@ std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::
       problems.push_back(fmt::format("{}: event {} has only one unit mask but no default", at, e.name));
     if (auto f = format_.field("event"); f && (f->place(e.code) & pmu_.reserved))
       problems.push_back(fmt::format("{}: event {} has code 0x{:X}, which sets reserved bits", at, e.name, e.code));
+    std::uint64_t fixed_bits = 0;  // what umask2 and set always write
+    if (auto f = format_.field("umask2"); f && e.umask2) fixed_bits |= f->place(e.umask2);
+    for (const auto& [name, v] : e.set)
+      if (auto f = format_.field(name)) fixed_bits |= f->place(v);
+    if (fixed_bits & pmu_.reserved)
+      problems.push_back(fmt::format("{}: event {} sets reserved bits 0x{:X} (umask2 or set)", at, e.name,
+                                     fixed_bits & pmu_.reserved));
+    if (!e.extra.empty() && !extra_reg(e.extra))
+      problems.push_back(fmt::format("{}: event {} needs extra register '{}', which no file declares", at, e.name, e.extra));
     for (const auto& [mod, v] : e.defaults)
       if (const ModifierDef* m = modifier(mod); m && !m->field.empty()) {
         const auto f = format_.field(m->field);
         if (f && v > f->max_value())
           problems.push_back(fmt::format("{}: event {}: default {}={} does not fit field {}", at, e.name, mod, v, m->field));
       }
-    for (const auto& other : events_) {
-      if (&other == &e || other.code != e.code) continue;
-      // The same code on disjoint counters is two events (the Pentium MMX's per-counter codes).
+  }
+  // Events sharing a code are one event twice unless something else tells them apart: the unit
+  // mask (fixed, extension, fields the event sets, modifier defaults such as a counter mask),
+  // the extra register's value, disjoint counters (the Pentium MMX's per-counter codes) or
+  // disjoint CPUs. Compared within each code only: a model's catalog has hundreds of events and
+  // dozens per code.
+  std::vector<const EventDef*> by_code;
+  by_code.reserve(events_.size());
+  for (const auto& e : events_) by_code.push_back(&e);
+  std::stable_sort(by_code.begin(), by_code.end(), [](const EventDef* a, const EventDef* b) { return a->code < b->code; });
+  for (std::size_t i = 0; i < by_code.size(); ++i) {
+    const EventDef& e = *by_code[i];
+    for (std::size_t j = i + 1; j < by_code.size() && by_code[j]->code == e.code; ++j) {
+      const EventDef& other = *by_code[j];
       const bool disjoint_counters =
           !e.counters.empty() && !other.counters.empty() &&
           std::none_of(e.counters.begin(), e.counters.end(), [&](unsigned c) {
             return std::find(other.counters.begin(), other.counters.end(), c) != other.counters.end();
           });
       if (disjoint_counters) continue;
-      bool shared_cpu = e.cpus.empty() || other.cpus.empty() ||
-                        std::any_of(e.cpus.begin(), e.cpus.end(), [&](const std::string& t) {
-                          return std::find(other.cpus.begin(), other.cpus.end(), t) != other.cpus.end();
-                        });
-      bool same_umask = e.fixed_umask == other.fixed_umask;
-      if (shared_cpu && same_umask && &other < &e)
-        problems.push_back(fmt::format("{}: events {} and {} share code 0x{:02X} on the same CPUs", at, other.name,
-                                       e.name, e.code));
+      const bool shared_cpu = e.cpus.empty() || other.cpus.empty() ||
+                              std::any_of(e.cpus.begin(), e.cpus.end(), [&](const std::string& t) {
+                                return std::find(other.cpus.begin(), other.cpus.end(), t) != other.cpus.end();
+                              });
+      const bool same_selection = e.fixed_umask == other.fixed_umask && e.umask2 == other.umask2 &&
+                                  e.set == other.set && e.defaults == other.defaults && e.extra == other.extra &&
+                                  e.extra_value == other.extra_value && e.code2 == other.code2;
+      if (shared_cpu && same_selection) {
+        const bool e_first = &e < &other;  // report at the later one, naming the earlier first
+        const EventDef& first = e_first ? e : other;
+        const EventDef& later = e_first ? other : e;
+        problems.push_back(fmt::format("{}: events {} and {} share code 0x{:02X} on the same CPUs", later.source.str(),
+                                       first.name, later.name, e.code));
+      }
     }
   }
   return problems;

@@ -5,6 +5,7 @@
 #include <pmc/sdk/backend.hpp>
 
 #include "encode_tables.hpp"
+#include "event_names.hpp"
 #include "text.hpp"
 
 #include <pmc/error.hpp>
@@ -93,7 +94,7 @@ struct Given {
   std::size_t column = 0;
 };
 
-Encoding encode_definition(const EventSpec& spec, const EventDef& def, bool by_generic, const UnitMask* generic_mask,
+Encoding encode_definition(const EventSpec& spec, const EventDef& def, const detail::ResolvedName& named,
                            std::string generic, const EventCatalog& catalog, const PmuInfo& pmu);
 
 std::vector<std::string> mask_names(const UnitMaskGroup& group) {
@@ -124,7 +125,7 @@ inline void put(const RegisterFormat& format, std::uint64_t& config, const detai
 }  // namespace
 
 Encoding encode_event(const EventSpec& spec, const EventDef& def, const EventCatalog& catalog, const PmuInfo& pmu) {
-  Encoding e = encode_definition(spec, def, false, nullptr, {}, catalog, pmu);
+  Encoding e = encode_definition(spec, def, detail::ResolvedName{}, {}, catalog, pmu);
   e.def = nullptr;  // `def` is the caller's: it may not outlive this call
   return e;
 }
@@ -137,35 +138,30 @@ Encoding encode_with_catalog(const EventSpec& spec, const EventCatalog& catalog,
     throw fail(errc::not_found, 1, fmt::format("PMU '{}' is not the active backend '{}'", spec.pmu, pmu.name));
   std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
-  // 1. The event: a catalog name, or a generic name.
+  // 1. The event: a catalog name (or another tool's spelling of one), or a generic name.
   std::string generic;
-  const EventDef* def = catalog.find(spec.name, pmu.cpu_tag);
-  const UnitMask* generic_mask = nullptr;
-  bool by_generic = false;
-  if (!def) {
-    def = catalog.find_generic_mask(spec.name, pmu.cpu_tag, &generic_mask);
-    if (def) {
-      by_generic = true;
-      generic = std::string(detail::perf_generic_name(spec.name));
-      std::transform(generic.begin(), generic.end(), generic.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      // Bare words a generic event takes are its flag modifiers (":h"); unit masks it takes none.
-      for (std::size_t i = 0; i < spec.unit_masks.size(); ++i) {
-        const ModifierDef* m = catalog.modifier(spec.unit_masks[i]);
-        if (!m || m->kind != ModifierDef::Kind::flag || !accepts(*def, spec.unit_masks[i]))
-          throw fail(errc::unit_mask, spec.unit_mask_columns[i],
-                     fmt::format("generic event '{}' takes no unit masks (it stands for {})", spec.name, def->name));
-      }
+  const detail::ResolvedName named = detail::resolve_event_name(spec, catalog, pmu.cpu_tag);
+  const EventDef* def = named.def;
+  if (def && named.by_generic) {
+    generic = std::string(detail::perf_generic_name(spec.name));
+    std::transform(generic.begin(), generic.end(), generic.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // Bare words a generic event takes are its flag modifiers (":h"); unit masks it takes none.
+    for (std::size_t i = 0; i < spec.unit_masks.size(); ++i) {
+      const ModifierDef* m = catalog.modifier(spec.unit_masks[i]);
+      if (!m || m->kind != ModifierDef::Kind::flag || !accepts(*def, spec.unit_masks[i]))
+        throw fail(errc::unit_mask, spec.unit_mask_columns[i],
+                   fmt::format("generic event '{}' takes no unit masks (it stands for {})", spec.name, def->name));
     }
   }
   if (!def) {
-    if (const EventDef* elsewhere = catalog.find(spec.name)) {
+    if (const EventDef* elsewhere = detail::resolve_event_name(spec, catalog, {}, false).def) {
       // Every definition of the name (one per set of CPUs, docs/event-format.md) says where.
       std::vector<std::string> cpus;
       for (const auto& e : catalog.events()) {
-        bool named = iequal(e.name, spec.name);
-        for (const auto& a : e.aliases) named = named || iequal(a, spec.name);
-        if (!named) continue;
+        bool same = iequal(e.name, elsewhere->name);
+        for (const auto& a : e.aliases) same = same || iequal(a, elsewhere->name);
+        if (!same) continue;
         for (const auto& c : e.cpus)
           if (std::find(cpus.begin(), cpus.end(), c) == cpus.end()) cpus.push_back(c);
       }
@@ -184,13 +180,15 @@ Encoding encode_with_catalog(const EventSpec& spec, const EventCatalog& catalog,
                fmt::format("unknown event '{}' for backend {}", spec.name, pmu.name));
   }
 
-  return encode_definition(spec, *def, by_generic, generic_mask, std::move(generic), catalog, pmu);
+  return encode_definition(spec, *def, named, std::move(generic), catalog, pmu);
 }
 
 namespace {
 
-Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, bool by_generic, const UnitMask* generic_mask,
+Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, const detail::ResolvedName& named,
                            std::string generic, const EventCatalog& catalog, const PmuInfo& pmu) {
+  const bool by_generic = named.by_generic;
+  const UnitMask* generic_mask = named.generic_mask;
   auto fail = [&](errc code, std::size_t column, std::string_view what) -> Error {
     return Error(code, event_error(spec, column, what));
   };
@@ -202,7 +200,11 @@ Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, bool 
   for (const auto& m : spec.modifiers) given.push_back({m.name, m.value, m.column});
   Few<std::string_view> masks;
   Few<std::size_t> mask_columns;
-  for (std::size_t i = 0; i < spec.unit_masks.size(); ++i) {
+  if (!named.lead_mask.empty()) {  // perf's event.umask: the unit mask comes first
+    masks.push_back(named.lead_mask);
+    mask_columns.push_back(named.lead_column);
+  }
+  for (std::size_t i = named.skip; i < spec.unit_masks.size(); ++i) {
     const std::string& word = spec.unit_masks[i];
     const ModifierDef* m = accepts(*def, word) ? catalog.modifier(word) : nullptr;
     const bool flag = m && m->refusal.empty() && m->kind == ModifierDef::Kind::flag;
@@ -263,6 +265,8 @@ Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, bool 
     std::sort(chosen.begin(), chosen.end());  // declaration order (pointers into one vector)
   }
   if (def->unit_masks || def->fixed_umask || umask != 0) put(format, config, tables ? &tables->umask : nullptr, "umask", umask);
+  if (def->umask2 != 0) put(format, config, tables ? &tables->umask2 : nullptr, "umask2", def->umask2);
+  for (const auto& [field, value] : def->set) format.set(config, field, value);  // the loader checked them
   if (generic.empty()) {
     if (masks.empty()) generic = def->generic;
     if (generic.empty() && chosen.size() == 1) generic = chosen.front()->generic;
@@ -409,6 +413,15 @@ Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, bool 
     }
   enc.canonical.assign(text.begin(), text.size());
   enc.config = config;
+
+  // 7. The extra register and whether the event must count alone.
+  if (!def->extra.empty()) {
+    enc.extra = def->extra;
+    enc.extra_value = def->extra_value;
+    if (!def->extra_msrs.empty()) enc.extra_msrs = def->extra_msrs;
+    else if (const ExtraRegDef* x = catalog.extra_reg(def->extra)) enc.extra_msrs = x->msrs;
+  }
+  enc.exclusive = def->exclusive;
   return enc;
 }
 

@@ -48,6 +48,7 @@ void EncodeTables::build(const EventCatalog& c) {
   auto t = std::make_shared<EncodeTables>();
   t->event = Field::of(c.format_.field("event"));
   t->umask = Field::of(c.format_.field("umask"));
+  t->umask2 = Field::of(c.format_.field("umask2"));
   for (const auto& f : c.pmu_.driver_fields)
     if (auto field = c.format_.field(f)) t->driver_mask |= field->mask();
   // The modifiers by name, as EventCatalog::modifier() finds them: declared, then built in.

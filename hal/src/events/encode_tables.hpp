@@ -24,7 +24,7 @@ struct EncodeTables {
     BitField bits;
     static Field of(const std::optional<BitField>& f);
   };
-  Field event, umask;  // the [format] fields "event" and "umask"
+  Field event, umask, umask2;  // the [format] fields "event", "umask" and "umask2"
   // Every modifier the catalog knows: the declared ones in order, then the built-ins it does not
   // redeclare; `def` is the index in that list (declared first), `field` the [format] field it
   // sets (absent: none, or not in the format).
