@@ -86,6 +86,7 @@ int cmd_probe(const Options& o) {
     print("Counters:   {}\n", counters);
     print("Model:      {} (the simulated PMU, a model plugin); data {}\n",
           pmu.device_model.empty() ? std::string("none") : pmu.device_model, backend->data.string());
+    if (!backend->cpu_catalogs.empty()) print("CPU events: {}\n", fmt::format("{}", fmt::join(backend->cpu_catalogs, "; ")));
     print("Profiling:  {}\n", backend->profiles
                                   ? "yes: samples execution levels and PCs at counter interrupts (pmc profile)"
                                   : "no: its driver does not sample at counter interrupts");

@@ -111,6 +111,9 @@ struct CpuInfo {
   ArchPerfmon arch;             // zeros when leaf 0AH is absent
   AmdPerfmon amd;
   bool hybrid = false;          // CPUID 07H EDX[15]
+  unsigned core_type = 0;       // CPUID 1AH EAX[31:24]: 0x20 Atom (E-core), 0x40 Core (P-core); 0
+                                //   without leaf 1AH. A native reading's is the core it ran on
+  std::uint32_t native_model = 0;  // CPUID 1AH EAX[23:0]: the native model ID of that core type
   CpuidTable raw;               // the raw answers, for backends that need more: a dump's every
                                 //   leaf; natively the leaves read_native_cpu() lists
   ArmId arm;                    // Isa::aarch64 only

@@ -27,6 +27,9 @@ struct BackendInfo {
   std::filesystem::path file;       // the plugin
   std::filesystem::path data;       // its data file (events, registers, probe table)
   bool profiles = false;            // its driver samples at counter interrupts
+  // The per-CPU events files loaded for this CPU from <data dir>/<name>/cpu/, as
+  // "cpu/skl.toml (Skylake client)" (docs/event-format.md, "Events of one model"); empty: none.
+  std::vector<std::string> cpu_catalogs;
 };
 
 struct Candidate {

@@ -37,6 +37,7 @@ namespace {
 using detail::bit;
 using detail::bits;
 using detail::kExtBase;
+using detail::kHybridLeaf;
 
 constexpr std::uint32_t kArchPerfmonLeaf = 0x0A;
 constexpr std::uint32_t kAmdPerfmonLeaf = 0x80000022;
@@ -81,6 +82,20 @@ ArchPerfmon decode_arch_perfmon(const CpuidRegs& r) {
 
 }  // namespace
 
+namespace detail {
+
+void decode_hybrid_leaf(CpuInfo& cpu, const CpuidTable& table) {
+  cpu.core_type = 0;
+  cpu.native_model = 0;
+  if (cpu.max_leaf < kHybridLeaf) return;
+  if (const auto leaf = table.get(kHybridLeaf)) {
+    cpu.core_type = bits(leaf->eax, 31, 24);
+    cpu.native_model = bits(leaf->eax, 23, 0);
+  }
+}
+
+}  // namespace detail
+
 CpuInfo decode_cpuid(CpuidTable table, std::string source) {
   const auto leaf0 = table.get(0);
   if (!leaf0) {
@@ -113,6 +128,7 @@ CpuInfo decode_cpuid(CpuidTable table, std::string source) {
   if (cpu.max_leaf >= 7) {
     if (const auto leaf7 = table.get(7, 0)) cpu.hybrid = bit(leaf7->edx, 15);
   }
+  detail::decode_hybrid_leaf(cpu, table);
   if (cpu.max_leaf >= kArchPerfmonLeaf) {
     if (const auto leafa = table.get(kArchPerfmonLeaf)) cpu.arch = decode_arch_perfmon(*leafa);
   }

@@ -185,6 +185,7 @@ void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
   const bool extended = leaf >= kExtBase;
   if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
   read_leaf(cpu.raw, leaf);
+  if (leaf == kHybridLeaf) decode_hybrid_leaf(cpu, cpu.raw);
 #else
   (void)cpu;
   (void)leaf;

@@ -39,6 +39,8 @@ struct CatalogLoader {
 SourceRef ref_of(const toml::node& n);
 // A `modifiers` list (key of t), each name built in or declared by [modifier.NAME].
 std::vector<std::string> read_modifiers(const toml::table& t, std::string_view key, const EventCatalog& cat);
+// "5", "0-8" or [5, "7-8"] under key: inclusive ranges (a probe rule's family, model, stepping).
+std::vector<ValueRange> read_ranges(const toml::table& t, std::string_view key);
 // A required unsigned integer that fits `field` (when given); `what` names it in messages.
 std::uint64_t read_unsigned(const toml::table& t, std::string_view key, std::optional<BitField> field,
                             std::string_view what);

@@ -15,8 +15,6 @@
 
 namespace pmc::detail {
 
-namespace {
-
 // "5", "0-8" or [5, "7-8"]: a list of inclusive ranges (probe rules' family, model, stepping).
 std::vector<ValueRange> read_ranges(const toml::table& t, std::string_view key) {
   std::vector<ValueRange> out;
@@ -63,6 +61,8 @@ std::vector<ValueRange> read_ranges(const toml::table& t, std::string_view key) 
   }
   return out;
 }
+
+namespace {
 
 // "LEAF[:SUBLEAF].REG.BITS": "1.edx.23", "0xa.eax.0-7", "0x80000001.ecx.23", "7:1.eax.8".
 CpuidField parse_cpuid_field(const toml::node& item) {

@@ -1,5 +1,7 @@
 // The plugin SDK's defaults: a backend that is only data (probe table, counters, register
 // format) works with these; backends override the operations their quirks need.
+#include "probe_rule.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
 #include <pmc/sdk/model.hpp>
@@ -44,21 +46,6 @@ const CounterInfo* PmuInfo::fixed(unsigned index) const {
 
 namespace {
 
-bool in(const std::vector<ValueRange>& ranges, unsigned v) {
-  if (ranges.empty()) return true;
-  return std::any_of(ranges.begin(), ranges.end(), [&](const ValueRange& r) { return v >= r.low && v <= r.high; });
-}
-
-std::uint32_t field_value(const CpuInfo& cpu, const CpuidField& f) {
-  const bool extended = f.leaf >= 0x80000000u;
-  if (extended ? f.leaf > cpu.max_ext_leaf : f.leaf > cpu.max_leaf) return 0;
-  const auto regs = cpu.raw.get(f.leaf, f.subleaf);
-  if (!regs) return 0;
-  const std::uint32_t word = f.reg == 0 ? regs->eax : f.reg == 1 ? regs->ebx : f.reg == 2 ? regs->ecx : regs->edx;
-  const std::uint32_t mask = f.width >= 32 ? ~0u : (1u << f.width) - 1;
-  return (word >> f.low) & mask;
-}
-
 bool applies_to(const std::vector<std::string>& cpus, std::string_view tag) {
   return cpus.empty() || std::find(cpus.begin(), cpus.end(), tag) != cpus.end();
 }
@@ -84,13 +71,7 @@ Match probe_table(const CpuInfo& cpu, const EventCatalog& data) {
   const std::string& backend = data.backend();
   const std::string who = probe_subject(cpu);
   for (const ProbeRule& r : data.pmu().probe) {
-    if (!r.vendors.empty() && std::find(r.vendors.begin(), r.vendors.end(), cpu.vendor) == r.vendors.end()) continue;
-    if (!in(r.families, cpu.family) || !in(r.models, cpu.model) || !in(r.steppings, cpu.stepping)) continue;
-    if (!std::all_of(r.cpuid_set.begin(), r.cpuid_set.end(), [&](const CpuidField& f) { return field_value(cpu, f) != 0; }))
-      continue;
-    if (!std::all_of(r.cpuid_clear.begin(), r.cpuid_clear.end(),
-                     [&](const CpuidField& f) { return field_value(cpu, f) == 0; }))
-      continue;
+    if (!detail::probe_rule_matches(r, cpu)) continue;
     Match m;
     if (!r.refusal.empty()) {
       m.reason = fmt::format("{}: {}", who, r.refusal);

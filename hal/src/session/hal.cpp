@@ -1,5 +1,6 @@
 #include "access.hpp"
 #include "context.hpp"
+#include "cpu_catalogs.hpp"
 #include "cpu_native.hpp"
 #include "event_stats.hpp"
 #include "plugins.hpp"
@@ -162,10 +163,18 @@ Hal Hal::open(const Config& config) {
     ctx->loaded = chosen->load->backend;
     ctx->cpu = impl->cpu;
     ctx->catalog = chosen->catalog;
-    // More events beside the data file (<name>/*.toml), then the operator's events_path.
+    // More events beside the data file (<name>/*.toml), then the files of <name>/cpu/ whose
+    // index rows match this CPU, then the operator's events_path.
     const auto extra = chosen->data.parent_path() / ctx->loaded->name;
     std::error_code ec;
-    if (std::filesystem::is_directory(extra, ec)) ctx->catalog.load(extra, ctx->loaded->name);
+    if (std::filesystem::is_directory(extra, ec)) {
+      ctx->catalog.load(extra, ctx->loaded->name);
+      // (A native reading holds leaf 1AH, the core type and native model rows may name.)
+      for (const auto& c : detail::cpu_catalogs(extra / "cpu", ctx->loaded->name, impl->cpu)) {
+        ctx->catalog.load(c.path, ctx->loaded->name);
+        impl->info.cpu_catalogs.push_back(c.shown);
+      }
+    }
     for (const auto& p : config.events_path) ctx->catalog.load(p, ctx->loaded->name);
     ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
     ctx->models = impl->models;

@@ -319,6 +319,14 @@ BOOST_AUTO_TEST_CASE(the_parse_cache_keeps_every_new_field) {
   check_fields(second);
   BOOST_TEST(encode(second, "OCR.DEMAND_DATA_RD.ANY_RESPONSE").extra_msrs ==
              (std::vector<std::uint32_t>{0x1A6, 0x1A7}));
+  // The other spellings of a name work on a restored catalog before it is decoded too.
+  pmc::EventCatalog third;
+  third.load(file, "t");
+  BOOST_TEST(pmc::detail::CatalogState::find(third)->pending.load());
+  const pmc::Encoding e = encode(third, "ocr:one_only:u");
+  BOOST_TEST(e.name == "OCR.ONE_ONLY");
+  BOOST_TEST(e.extra_msrs == std::vector<std::uint32_t>{0x1A7});
+  BOOST_TEST(e.config == ((1ull << 16) | 0x01B7));
   if (old) setenv("PMC_CACHE_DIR", saved.c_str(), 1);
   else unsetenv("PMC_CACHE_DIR");
 }

@@ -1,0 +1,262 @@
+// Per-CPU catalogs (docs/event-format.md, "Events of one model"): the rows of a backend's
+// cpu/index*.toml, matched on the display family, model and stepping and on the CPUID.1AH core
+// type of hybrid parts, choose which cpu/ files Hal::open loads after the backend's directory
+// and before events_path; BackendInfo::cpu_catalogs says which. The CPUs are CPUID dumps this
+// test writes; the backend is a copy of the archperf plugin beside a data directory of its own.
+#define BOOST_TEST_MODULE cpu_catalogs
+#include <boost/test/unit_test.hpp>
+
+#include "cpu_catalogs.hpp"
+#include "support/child_process.hpp"
+
+#include <pmc/cpu.hpp>
+#include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using pmc_test::spit;
+
+// A `cpuid -r` dump of an Intel CPU with architectural perfmon version 4: leaf 1 EAX is the
+// signature; leaf 1AH EAX, when given, the hybrid core type and native model.
+std::string dump(std::uint32_t signature, std::optional<std::uint32_t> leaf_1a = std::nullopt) {
+  std::string out = "CPU:\n";
+  out += "   0x00000000 0x00: eax=0x00000020 ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n";
+  out += fmt::format("   0x00000001 0x00: eax=0x{:08x} ebx=0x00100800 ecx=0x7ffafbff edx=0xbfebfbff\n", signature);
+  out += fmt::format("   0x00000007 0x00: eax=0x00000000 ebx=0x00000000 ecx=0x00000000 edx=0x{:08x}\n",
+                     leaf_1a ? 0x8000u : 0u);
+  out += "   0x0000000a 0x00: eax=0x07300804 ebx=0x00000000 ecx=0x00000000 edx=0x00000603\n";
+  if (leaf_1a) out += fmt::format("   0x0000001a 0x00: eax=0x{:08x} ebx=0x00000000 ecx=0x00000000 edx=0x00000000\n", *leaf_1a);
+  return out;
+}
+
+const char* kIndex = R"(backend = "archperf"
+[[catalog]]
+vendor = "GenuineIntel"
+family = 6
+model = [0x4E, 0x5E]
+file = "skl.toml"
+name = "Skylake client"
+[[catalog]]
+vendor = "GenuineIntel"
+family = 6
+model = "0x5E"
+file = "skl.toml"
+name = "Skylake client again"
+[[catalog]]
+vendor = "GenuineIntel"
+family = 6
+model = 0x55
+stepping = "0-4"
+file = "skx.toml"
+name = "Skylake server"
+[[catalog]]
+vendor = "GenuineIntel"
+family = 6
+model = 0x55
+stepping = "5-0xF"
+file = "clx.toml"
+name = "Cascade Lake"
+[[catalog]]
+vendor = "GenuineIntel"
+family = 6
+model = 0x97
+core_type = 0x40
+native_model = 0x1
+file = "adl-glc.toml"
+name = "Alder Lake P-core"
+[[catalog]]
+vendor = "GenuineIntel"
+family = 6
+model = 0x97
+core_type = 0x20
+file = "adl-grt.toml"
+name = "Alder Lake E-core"
+[[catalog]]
+vendor = ["AuthenticAMD"]
+family = 6
+file = "skl.toml"
+name = "not this vendor"
+)";
+
+// One event named after the file, and ORDER.TEST with the file's own code.
+std::string events_file(const std::string& event, unsigned order_code) {
+  return fmt::format(R"(backend = "archperf"
+[[event]]
+name = "{}"
+code = 0xA3
+umask = 0x04
+desc = "an event of this model"
+[[event]]
+name = "ORDER.TEST"
+code = 0x{:X}
+umask = 0x01
+desc = "which file defined it last"
+)", event, order_code);
+}
+
+// A plugin directory laid out as the build tree's (lib/pmchal/plugins beside lib/), with a copy
+// of the archperf plugin and its data file, and the data directory archperf/ with cpu/.
+class Tree {
+ public:
+  Tree() {
+    const fs::path built(PMC_PLUGIN_DIR);
+    fs::create_directories(plugins());
+    fs::copy_file(built / "libarchperf.so", plugins() / "libarchperf.so");
+    for (const auto& e : fs::directory_iterator(built.parent_path().parent_path()))
+      if (e.path().filename().string().rfind("libpmchal.so", 0) == 0)
+        fs::create_symlink(e.path(), tmp_.path() / "lib" / e.path().filename());
+    fs::copy_file(fs::path(PMC_DATA_DIR) / "events" / "archperf.toml", plugins() / "archperf.toml");
+    spit(plugins() / "archperf" / "base.toml", events_file("BASE.EVENT", 0x11));
+    spit(cpu() / "index.toml", kIndex);
+    spit(cpu() / "skl.toml", events_file("SKL.EVENT", 0x12));
+    spit(cpu() / "skx.toml", events_file("SKX.EVENT", 0x12));
+    spit(cpu() / "clx.toml", events_file("CLX.EVENT", 0x12));
+    spit(cpu() / "adl-glc.toml", events_file("GLC.EVENT", 0x12));
+    spit(cpu() / "adl-grt.toml", events_file("GRT.EVENT", 0x12));
+  }
+  [[nodiscard]] fs::path plugins() const { return tmp_.path() / "lib" / "pmchal" / "plugins"; }
+  [[nodiscard]] fs::path cpu() const { return plugins() / "archperf" / "cpu"; }
+  [[nodiscard]] fs::path path() const { return tmp_.path(); }
+
+  pmc::Hal open(const std::string& cpu_dump, std::vector<std::string> events_path = {}) const {
+    const fs::path file = tmp_.path() / "cpu.txt";
+    spit(file, cpu_dump);
+    pmc::Config cfg;
+    cfg.plugin_path = {plugins()};
+    cfg.backend = "archperf";
+    cfg.cpu = file.string();
+    for (auto& p : events_path) cfg.events_path.emplace_back(p);
+    return pmc::Hal::open(cfg);
+  }
+
+ private:
+  pmc_test::TempDir tmp_;
+};
+
+std::vector<std::string> loaded(const pmc::Hal& hal) {
+  BOOST_REQUIRE(hal.backend());
+  return hal.backend()->cpu_catalogs;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_matching_row_loads_its_file_once_after_the_backends_directory) {
+  Tree tree;
+  const pmc::Hal hal = tree.open(dump(0x000506E3));  // family 6 model 0x5E stepping 3
+  BOOST_TEST(hal.backend()->data == tree.plugins() / "archperf.toml");
+  BOOST_TEST(loaded(hal) == std::vector<std::string>{"cpu/skl.toml (Skylake client)"});
+  BOOST_TEST(hal.events().find("SKL.EVENT"));
+  BOOST_TEST(hal.events().find("BASE.EVENT"));
+  BOOST_TEST(!hal.events().find("SKX.EVENT"));
+  BOOST_TEST(hal.events().find("ORDER.TEST")->code == 0x12u);  // cpu/ after <name>/
+  BOOST_TEST(hal.encode("SKL.EVENT:u").config == 0x4104A3u);    // EN, USR, umask 04, event A3
+  // The architectural events are still there.
+  BOOST_TEST(hal.events().find("INSTRUCTION_RETIRED"));
+  // events_path comes last.
+  const fs::path mine = tree.path() / "mine.toml";
+  spit(mine, events_file("MINE.EVENT", 0x13));
+  const pmc::Hal with_mine = tree.open(dump(0x000506E3), {mine.string()});
+  BOOST_TEST(with_mine.events().find("ORDER.TEST")->code == 0x13u);
+}
+
+BOOST_AUTO_TEST_CASE(a_cpu_no_row_names_loads_none) {
+  Tree tree;
+  const pmc::Hal hal = tree.open(dump(0x000306C3));  // Haswell: family 6 model 0x3C
+  BOOST_TEST(loaded(hal).empty());
+  BOOST_TEST(!hal.events().find("SKL.EVENT"));
+  BOOST_TEST(hal.events().find("ORDER.TEST")->code == 0x11u);
+}
+
+BOOST_AUTO_TEST_CASE(stepping_ranges_tell_models_of_one_number_apart) {
+  Tree tree;
+  BOOST_TEST(loaded(tree.open(dump(0x00050654))) == std::vector<std::string>{"cpu/skx.toml (Skylake server)"});
+  BOOST_TEST(loaded(tree.open(dump(0x00050657))) == std::vector<std::string>{"cpu/clx.toml (Cascade Lake)"});
+}
+
+BOOST_AUTO_TEST_CASE(a_hybrid_dump_loads_the_file_of_its_core_type) {
+  Tree tree;
+  const pmc::Hal p = tree.open(dump(0x00090672, 0x40000001));  // Alder Lake, read on a P-core
+  BOOST_TEST(p.cpu().core_type == 0x40u);
+  BOOST_TEST(p.cpu().native_model == 0x1u);
+  BOOST_TEST(loaded(p) == std::vector<std::string>{"cpu/adl-glc.toml (Alder Lake P-core)"});
+  BOOST_TEST(p.events().find("GLC.EVENT"));
+  BOOST_TEST(!p.events().find("GRT.EVENT"));
+  const pmc::Hal e = tree.open(dump(0x00090672, 0x20000001));  // on an E-core
+  BOOST_TEST(loaded(e) == std::vector<std::string>{"cpu/adl-grt.toml (Alder Lake E-core)"});
+  // The P-core row names native model 1: another native model is not that core.
+  BOOST_TEST(loaded(tree.open(dump(0x00090672, 0x40000002))).empty());
+  // Without leaf 1AH no core-type row matches.
+  BOOST_TEST(loaded(tree.open(dump(0x00090672))).empty());
+}
+
+// Leaf 1AH from either dump format, and only where leaf 0 says the CPU has it.
+BOOST_AUTO_TEST_CASE(dumps_give_the_core_type_of_leaf_1ah) {
+  const char* aida = "CPUID 00000000: 00000020-756E6547-6C65746E-49656E69\n"
+                     "CPUID 00000001: 000B06A2-00000800-7FFAFBFF-BFEBFBFF\n"
+                     "CPUID 0000001A: 20000001-00000000-00000000-00000000\n";
+  const pmc::CpuInfo e = pmc::decode_cpuid(pmc::parse_cpuid_dump(aida, "aida.txt"), "aida.txt");
+  BOOST_TEST(e.core_type == 0x20u);
+  BOOST_TEST(e.native_model == 0x1u);
+  const pmc::CpuInfo p = pmc::decode_cpuid(pmc::parse_cpuid_dump(dump(0x00090672, 0x40000002), "r.txt"), "r.txt");
+  BOOST_TEST(p.core_type == 0x40u);
+  BOOST_TEST(p.native_model == 0x2u);
+  // A leaf beyond the maximum leaf 0 gives is not the CPU's.
+  std::string low = dump(0x00090672, 0x40000001);
+  low.replace(low.find("eax=0x00000020"), 14, "eax=0x00000016");
+  BOOST_TEST(pmc::decode_cpuid(pmc::parse_cpuid_dump(low, "low.txt"), "low.txt").core_type == 0u);
+  // The hybrid dumps of the test data: one read on a P-core, one on an E-core.
+  BOOST_TEST(pmc::load_cpuid_dump(fs::path(PMC_TEST_DATA) / "cpuid" / "archperf-hybrid-adl.txt").core_type == 0x40u);
+  BOOST_TEST(pmc::load_cpuid_dump(fs::path(PMC_TEST_DATA) / "cpuid" / "archperf-hybrid-mtl.txt").core_type == 0x20u);
+}
+
+BOOST_AUTO_TEST_CASE(a_matching_row_whose_file_is_missing_is_an_error_naming_the_row) {
+  Tree tree;
+  spit(tree.cpu() / "index-sdm.toml",
+       "backend = \"archperf\"\n[[catalog]]\nvendor = \"GenuineIntel\"\nfamily = 6\nmodel = 0x0F\nfile = \"core2.toml\"\n"
+       "name = \"Core 2\"\n");
+  try {
+    (void)tree.open(dump(0x000006F6));
+    BOOST_FAIL("a missing cpu/ file was not reported");
+  } catch (const pmc::Error& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("index-sdm.toml:2:1: the events file 'core2.toml' of Core 2 is not in") != std::string::npos, m);
+  }
+  // Other CPUs do not need that file.
+  BOOST_TEST(loaded(tree.open(dump(0x000506E3))).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(index_refusals_name_file_line_and_column) {
+  struct Case {
+    const char* row;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"file = \"x.toml\"\nname = \"x\"\ncolour = 1\n", "i.toml:5:1: unknown key 'colour' in [[catalog]]"},
+      {"file = \"../x.toml\"\nname = \"x\"\n", "i.toml:3:8: 'file' \"../x.toml\" must name a .toml file inside cpu/"},
+      {"file = \"x.json\"\nname = \"x\"\n", "i.toml:3:8: 'file' \"x.json\" must name a .toml file"},
+      {"file = \"x.toml\"\n", "missing required key 'name'"},
+      {"file = \"x.toml\"\nname = \"x\"\ncore_type = 0x100\n", "i.toml:5:13: 'core_type' 256 is out of range 1-0xFF"},
+      {"file = \"x.toml\"\nname = \"x\"\nmodel = \"0x5E-0x4E\"\n", "i.toml:5:9: 'model' \"0x5E-0x4E\" is an empty range"},
+  };
+  for (const auto& c : cases) {
+    std::string m;
+    try {
+      (void)pmc::detail::read_cpu_index_string(std::string("backend = \"archperf\"\n[[catalog]]\n") + c.row, "i.toml",
+                                               "archperf");
+    } catch (const pmc::Error& e) {
+      m = e.what();
+    }
+    BOOST_TEST(m.find(c.message) != std::string::npos, "got: " << m << "\nwanted: " << c.message);
+  }
+  // An index for another backend has no rows for this one.
+  BOOST_TEST(pmc::detail::read_cpu_index_string("backend = \"amd\"\n[[catalog]]\nfile = \"x.toml\"\nname = \"x\"\n", "i.toml",
+                                                "archperf")
+                 .empty());
+}
