@@ -8,11 +8,16 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/backend.hpp"
+#include "support/child_process.hpp"
 
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
+#include <pmc/hal.hpp>
+
+#include <fmt/format.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -71,7 +76,83 @@ void check_refused(const Catalog& c, const std::string& event) {
   BOOST_TEST_CONTEXT(event) { BOOST_CHECK_THROW(c.encode(event), pmc::Error); }
 }
 
+namespace fs = std::filesystem;
+
+// A plugin directory laid out as the build tree's, with a copy of the archperf plugin, its data
+// file and a cpu/ directory holding only the three files of this catalog (the generated rows of
+// index.toml are another test's), so Hal::open chooses among index-sdm.toml's rows alone.
+class Tree {
+ public:
+  Tree() {
+    const fs::path built(PMC_PLUGIN_DIR);
+    const fs::path cpu = plugins() / "archperf" / "cpu";
+    fs::create_directories(cpu);
+    fs::copy_file(built / "libarchperf.so", plugins() / "libarchperf.so");
+    for (const auto& e : fs::directory_iterator(built.parent_path().parent_path()))
+      if (e.path().filename().string().rfind("libpmchal.so", 0) == 0)
+        fs::create_symlink(e.path(), tmp_.path() / "lib" / e.path().filename());
+    fs::copy_file(fs::path(PMC_DATA_DIR) / "events" / "archperf.toml", plugins() / "archperf.toml");
+    for (const char* f : {"index-sdm.toml", "core2.toml", "coreduo.toml"}) fs::copy_file(cpu_file(f), cpu / f);
+  }
+  [[nodiscard]] fs::path plugins() const { return tmp_.path() / "lib" / "pmchal" / "plugins"; }
+
+  // The Hal of an Intel CPU with this CPUID signature and leaf 0AH EAX (version in bits 7:0).
+  [[nodiscard]] pmc::Hal open(std::uint32_t signature, std::uint32_t leaf_a_eax) const {
+    const fs::path file = tmp_.path() / "cpu.txt";
+    pmc_test::spit(file, fmt::format("CPU:\n"
+                                     "   0x00000000 0x00: eax=0x0000000a ebx=0x756e6547 ecx=0x6c65746e edx=0x49656e69\n"
+                                     "   0x00000001 0x00: eax=0x{:08x} ebx=0x00020800 ecx=0x0000e3bd edx=0xbfebfbff\n"
+                                     "   0x0000000a 0x00: eax=0x{:08x} ebx=0x00000000 ecx=0x00000000 edx=0x00000503\n",
+                                     signature, leaf_a_eax));
+    pmc::Config cfg;
+    cfg.plugin_path = {plugins()};
+    cfg.backend = "archperf";
+    cfg.cpu = file.string();
+    return pmc::Hal::open(cfg);
+  }
+
+ private:
+  pmc_test::TempDir tmp_;
+};
+
 }  // namespace
+
+// cpu/index-sdm.toml (sheet 1): family 6 model 0EH loads coreduo.toml; 0FH, 16H, 17H and 1DH
+// load core2.toml; the neighbours Bonnell (1CH) and Nehalem (1AH) load neither.
+BOOST_AUTO_TEST_CASE(the_sdm_rows_choose_the_files) {
+  const Tree tree;
+  const struct {
+    std::uint32_t signature, leaf_a;
+    const char* loaded;  // BackendInfo::cpu_catalogs, "" for none
+  } cases[] = {
+      {0x000006E8, 0x07280201, "cpu/coreduo.toml (Core Solo / Core Duo (Yonah))"},
+      {0x000006F6, 0x07280202, "cpu/core2.toml (Core 2 (65 nm: Merom, Conroe, Woodcrest, Kentsfield, Clovertown))"},
+      {0x00010661, 0x07280202, "cpu/core2.toml (Core 2 (65 nm single-core: Merom-L, Celeron 4xx/5xx))"},
+      {0x0001067A, 0x07280202, "cpu/core2.toml (Core 2 (45 nm: Penryn, Wolfdale, Yorkfield, Harpertown))"},
+      {0x000106D1, 0x07280202, "cpu/core2.toml (Xeon 7400 (45 nm: Dunnington))"},
+      {0x000106C2, 0x07280203, ""},
+      {0x000106A5, 0x07300403, ""},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(std::hex << "signature 0x" << c.signature) {
+      const pmc::Hal hal = tree.open(c.signature, c.leaf_a);
+      BOOST_REQUIRE(hal.backend());
+      const std::vector<std::string>& loaded = hal.backend()->cpu_catalogs;
+      if (*c.loaded) {
+        BOOST_TEST(loaded == std::vector<std::string>{c.loaded}, boost::test_tools::per_element());
+      } else {
+        BOOST_TEST(loaded.empty());
+      }
+      const bool core2 = std::string(c.loaded).find("core2") != std::string::npos;
+      const bool coreduo = std::string(c.loaded).find("coreduo") != std::string::npos;
+      BOOST_TEST(static_cast<bool>(hal.events().find("L1D_CACHE_LD")) == core2);      // Core 2's name
+      BOOST_TEST(static_cast<bool>(hal.events().find("DCACHE_CACHE_LD")) == coreduo);  // Core Duo's
+      BOOST_TEST(hal.events().find("INSTRUCTION_RETIRED"));  // archperf.toml's events stay
+    }
+  }
+  // The chosen catalog encodes through the Hal as through the backend.
+  BOOST_TEST(tree.open(0x0001067A, 0x07280202).encode("L2_LINES_IN:BOTH_CORES:u").config == 0x41F024u);
+}
 
 BOOST_AUTO_TEST_CASE(catalogs_load_without_defects) {
   for (const auto* c : {&core2(), &coreduo()}) {
