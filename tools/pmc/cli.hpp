@@ -22,6 +22,17 @@ namespace pmc_cli {
 
 using nlohmann::json;
 
+// pmc catalog import (catalog_import.cpp): the vendor tree read and the catalogs written.
+struct ImportOptions {
+  std::string layout;                // "intel" or "perf"
+  std::filesystem::path from;        // the vendor tree (mapfile.csv at its top)
+  std::filesystem::path out;         // where the catalogs go
+  std::string backend;               // archperf (intel) or amd (perf); empty: the layout's
+  std::filesystem::path cpuid_out;   // intel: where the synthesized CPUID dumps go (empty: none)
+  std::filesystem::path tables;      // intel: the importer's tables (empty: the installed ones)
+  bool vendor_descriptions = false;  // desc = the vendor's sentence, for the user's own use
+};
+
 struct Options {
   std::optional<std::filesystem::path> config;
   std::string backend;
@@ -54,6 +65,7 @@ struct Options {
   std::size_t top = 10;              // profile --top N
   bool emulate = false;              // stat, profile --emulate: the command under cachegrind (docs/emulation.md)
   bool regions = false;              // stat --regions: the program's own marked regions (docs/regions.md)
+  ImportOptions import;              // catalog import
 };
 
 // Writes text and never throws: a report or an error message to an unwritable stream (stderr
@@ -115,12 +127,16 @@ int cmd_encode(const Options& o);
 int cmd_stat(const Options& o);
 int cmd_profile(const Options& o);
 int cmd_export(const Options& o);
+int cmd_catalog_import(const Options& o);
 
 // options.cpp: the stat, profile and export subcommands, with their options unless `options` is
 // false (another subcommand runs: the name and description are enough for 'pmc --help').
 CLI::App* add_stat(CLI::App& app, Options& o, bool options = true);
 CLI::App* add_profile(CLI::App& app, Options& o, bool options = true);
 CLI::App* add_export(CLI::App& app, Options& o, bool options = true);
+// catalog_import.cpp: `catalog` and its subcommand `import` (returned), with its options unless
+// `options` is false.
+CLI::App* add_catalog(CLI::App& app, Options& o, bool options = true);
 // The common options of a subcommand that opens a Hal (--cpuid-dump, --backend, --access, --json).
 void add_cpu_options(CLI::App* sub, Options& o);
 // Where a command begins in argv (stat, profile): at the first word after the subcommand that is

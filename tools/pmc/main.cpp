@@ -1,5 +1,6 @@
 // pmc: probe the CPU, list and encode events, count events of a command or a simulated workload,
-// profile a command (Linux perf sampling) or a simulated workload, export counts to Prometheus.
+// profile a command (Linux perf sampling) or a simulated workload, export counts to Prometheus,
+// import the vendors' event lists as catalogs.
 // This file parses the command line (options.cpp has the longer option lists); each subcommand is
 // its own file. Errors are one line on stderr; exit 2 for usage errors,
 // 1 for everything else, and stat and profile exit with the command's status. Nothing written to
@@ -38,9 +39,11 @@ int main(int argc, char** argv) {
       error_line(fmt::format("unknown option '{}' before the subcommand (see 'pmc --help')", arg));
       return 2;
     }
-    if (arg != "probe" && arg != "list" && arg != "encode" && arg != "stat" && arg != "profile" && arg != "export") {
+    if (arg != "probe" && arg != "list" && arg != "encode" && arg != "stat" && arg != "profile" && arg != "export" &&
+        arg != "catalog") {
       error_line(fmt::format(
-          "unknown subcommand '{}' (expected probe, list, encode, stat, profile or export; see 'pmc --help')", arg));
+          "unknown subcommand '{}' (expected probe, list, encode, stat, profile, export or catalog; see 'pmc --help')",
+          arg));
       return 2;
     }
     chosen = arg;
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
   CLI::App* stat = add_stat(app, o, full("stat"));
   CLI::App* profile = add_profile(app, o, full("profile"));
   CLI::App* exp = add_export(app, o, full("export"));
+  CLI::App* import = add_catalog(app, o, full("catalog"));
 
   try {
     app.parse(split_command(argc, argv, app, o), argv);
@@ -96,6 +100,7 @@ int main(int argc, char** argv) {
     if (stat->parsed()) return o.emulate ? stat_emulated(o) : cmd_stat(o);
     if (profile->parsed()) return o.emulate ? profile_emulated(o) : cmd_profile(o);
     if (exp->parsed()) return cmd_export(o);
+    if (import->parsed()) return cmd_catalog_import(o);
   } catch (const std::exception& e) {
     error_line(e.what());
     return 1;
