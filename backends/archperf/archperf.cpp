@@ -123,7 +123,13 @@ class ArchPerfBackend final : public Backend {
       for (std::uint32_t r : {kFixedCtrCtrl, kGlobalStatus, kGlobalCtrl, kGlobalOvfCtrl}) p.registers.push_back(r);
       if (g.version >= 4) p.registers.push_back(kGlobalStatusSet);
     }
+    // The extra registers the catalog declares ([extra.NAME]: offcore response, load latency,
+    // frontend): a session on access "msr" writes the one an event's placement chose before
+    // counting starts and clears it after (hal/src/access/access.cpp).
+    for (const ExtraRegDef& x : data.extra_regs())
+      for (std::uint32_t msr : x.msrs) p.registers.push_back(msr);
     std::sort(p.registers.begin(), p.registers.end());
+    p.registers.erase(std::unique(p.registers.begin(), p.registers.end()), p.registers.end());
     // The probe's reason carries the notes (quirks applied, hybrid core type); the description
     // stays one readable line.
     p.description = fmt::format("Intel architectural perfmon v{}{} on {}: {}", g.version == 0 ? 1 : g.version,

@@ -16,7 +16,10 @@
 namespace pmc::archperf {
 
 inline constexpr unsigned kMaxGeneral = 32;  // PERF_GLOBAL_CTRL has enable bits 31:0 for them
-inline constexpr unsigned kMaxFixed = 4;     // the fact sheet's FIXED_CTR0..3 (0x309..0x30C)
+// IA32_FIXED_CTR0..6 (0x309..0x30F): Intel numbers fixed counters up to 6 (4-6 on the newest Atom
+// cores: TOPDOWN_BAD_SPECULATION.ALL, TOPDOWN_FE_BOUND.ALL, TOPDOWN_RETIRING.ALL in its event
+// lists); CPUID says which of them a CPU has, and IA32_FIXED_CTR_CTRL holds 4 bits for each.
+inline constexpr unsigned kMaxFixed = 7;
 
 inline bool bit(std::uint32_t v, unsigned n) { return ((v >> n) & 1u) != 0; }
 
@@ -34,6 +37,10 @@ struct Geometry {
   unsigned ebx_length = 0;
   AnyThread any = AnyThread::reserved;
   bool pdcm = false;            // CPUID.1:ECX[15]: IA32_PERF_CAPABILITIES exists
+  // The event select's extensions (CPUID leaf 23H, where CPUID.(7,1):EAX[8] says it exists):
+  bool ext_leaf = false;        // leaf 23H is enumerated, so the two bits below are known
+  bool umask2 = false;          // 23H.0:EBX[0]: UMASK2, IA32_PERFEVTSELx bits 47:40
+  bool eq = false;              // 23H.0:EBX[1]: EQ, IA32_PERFEVTSELx bit 36
   std::string hybrid;           // "", or a short label for the description
   std::vector<std::string> notes;
   std::string refusal;          // why the probe does not match; empty when it does
@@ -50,6 +57,9 @@ struct Facts {
   std::uint32_t ebx = 0;
   unsigned ebx_length = 32;
   AnyThread any = AnyThread::supported;
+  bool ext_leaf = false;  // Geometry's: CPUID leaf 23H says whether UMASK2 and EQ exist
+  bool umask2 = false;
+  bool eq = false;
   std::string cpu;  // for messages
 };
 
@@ -61,6 +71,7 @@ Facts facts_of(const CpuInfo& cpu);
 // sheet section 3): the data declares the layout, the code does not repeat it.
 struct SelectBits {
   std::uint64_t usr = 0, os = 0, edge = 0, pc = 0, intr = 0, any = 0, en = 0, inv = 0, cmask = 0;
+  std::uint64_t umask2 = 0, eq = 0;  // 0 when the [format] has no such field
 };
 // Throws not_supported naming a field the catalog's [format] lacks.
 SelectBits select_bits(const EventCatalog& catalog);

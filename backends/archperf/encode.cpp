@@ -22,23 +22,33 @@ constexpr std::uint64_t kFixedOs = 1;
 constexpr std::uint64_t kFixedUsr = 2;
 constexpr std::uint64_t kFixedAny = 4;
 
-// The architectural events: EBX bit i is event i (fact sheet 7a; Linux union cpuid10_ebx).
+// The architectural events: EBX bit i is event i (fact sheet 7a; Linux union cpuid10_ebx), with
+// the names archperf.toml gives them. Only those events are checked against EBX: a model's
+// catalog event with the same code and unit mask under its own name (CPU_CLK_UNHALTED.THREAD_P,
+// LONGEST_LAT_CACHE.MISS in a cpu/ file) is that model's event, which its list says it has.
 struct ArchEvent {
   unsigned bit;
   unsigned code;
   unsigned umask;
   const char* sdm_name;
+  const char* name;  // in archperf.toml
 };
 constexpr ArchEvent kArchEvents[] = {
-    {0, 0x3C, 0x00, "UnHalted Core Cycles"},      {1, 0xC0, 0x00, "Instruction Retired"},
-    {2, 0x3C, 0x01, "UnHalted Reference Cycles"}, {3, 0x2E, 0x4F, "LLC Reference"},
-    {4, 0x2E, 0x41, "LLC Misses"},                {5, 0xC4, 0x00, "Branch Instruction Retired"},
-    {6, 0xC5, 0x00, "Branch Misses Retired"},     {7, 0xA4, 0x01, "Topdown Slots"},
+    {0, 0x3C, 0x00, "UnHalted Core Cycles", "UNHALTED_CORE_CYCLES"},
+    {1, 0xC0, 0x00, "Instruction Retired", "INSTRUCTION_RETIRED"},
+    {2, 0x3C, 0x01, "UnHalted Reference Cycles", "UNHALTED_REFERENCE_CYCLES"},
+    {3, 0x2E, 0x4F, "LLC Reference", "LLC_REFERENCES"},
+    {4, 0x2E, 0x41, "LLC Misses", "LLC_MISSES"},
+    {5, 0xC4, 0x00, "Branch Instruction Retired", "BRANCH_INSTRUCTIONS_RETIRED"},
+    {6, 0xC5, 0x00, "Branch Misses Retired", "MISPREDICTED_BRANCH_RETIRED"},
+    {7, 0xA4, 0x01, "Topdown Slots", "TOPDOWN_SLOTS"},
 };
 
-const ArchEvent* arch_event(std::uint64_t code, std::uint64_t umask) {
+// The architectural event a catalog definition is, or nullptr.
+const ArchEvent* arch_event(const EventDef& def) {
+  if (def.unit_masks) return nullptr;
   for (const auto& a : kArchEvents)
-    if (a.code == code && a.umask == umask) return &a;
+    if (a.code == def.code && a.umask == def.fixed_umask.value_or(0) && def.name == a.name) return &a;
   return nullptr;
 }
 
@@ -72,7 +82,10 @@ EventDef raw_definition(const std::string& name, std::uint32_t code, const Event
   return d;
 }
 
-void check_available(const EventSpec& spec, const EventDef& def, const ArchEvent& a, const Facts& f) {
+void check_available(const EventSpec& spec, const EventDef& def, const Facts& f) {
+  const ArchEvent* found = arch_event(def);
+  if (!found) return;
+  const ArchEvent& a = *found;
   const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
   if (a.bit >= f.ebx_length)
     throw Error(errc::not_supported,
@@ -86,6 +99,21 @@ void check_available(const EventSpec& spec, const EventDef& def, const ArchEvent
                             fmt::format("{} is architectural event {} ({}), which this CPU marks unavailable: "
                                         "CPUID.0AH:EBX bit {} is set (EBX = 0x{:08X}) ({})",
                                         def.name, a.bit, a.sdm_name, a.bit, f.ebx, f.cpu)));
+}
+
+// UMASK2 (47:40) and EQ (36) exist where CPUID.23H.0:EBX bits 0 and 1 say so (Linux
+// update_pmu_cap). A CPU without leaf 23H enumerates neither: its encodings are accepted, since
+// every part whose event list uses them has the leaf (docs/hardware/archperf.md policy 10.22).
+void check_extensions(const EventSpec& given, const Encoding& e, const SelectBits& bits, const Facts& f) {
+  if (!f.ext_leaf) return;
+  auto refuse = [&](std::uint64_t mask, const char* field, const char* where, unsigned ebx_bit) {
+    throw Error(errc::not_supported,
+                fmt::format("event '{}' sets {} (IA32_PERFEVTSELx {} = 0x{:X}), which this CPU does not have: "
+                            "CPUID.23H.0:EBX[{}] = 0 ({})",
+                            given.text, field, where, e.config & mask, ebx_bit, f.cpu));
+  };
+  if ((e.config & bits.umask2) && !f.umask2) refuse(bits.umask2, "UMASK2", "bits 47:40", 0);
+  if ((e.config & bits.eq) && !f.eq) refuse(bits.eq, "EQ", "bit 36", 1);
 }
 
 }  // namespace
@@ -109,6 +137,9 @@ SelectBits select_bits(const EventCatalog& catalog) {
   b.en = mask("en");
   b.inv = mask("inv");
   b.cmask = mask("cmask");
+  // The extensions of perfmon version 6 parts (CPUID leaf 23H): optional in the data.
+  if (const auto f = format.field("umask2")) b.umask2 = f->mask();
+  if (const auto f = format.field("eq")) b.eq = f->mask();
   return b;
 }
 
@@ -121,11 +152,10 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
   // 1. Architectural events CPUID does not offer (checked before the catalog's CPU tags, so
-  //    the message names the EBX bit).
+  //    the message names the EBX bit; again after encoding, for another spelling of the name).
   const EventDef* def = catalog.find(spec.name);
   if (!def) def = catalog.find_generic(spec.name, {}, nullptr);
-  if (def && !def->unit_masks)
-    if (const ArchEvent* a = arch_event(def->code, def->fixed_umask.value_or(0))) check_available(spec, *def, *a, f);
+  if (def) check_available(spec, *def, f);
 
   // 2. Encode: a catalog event, or a raw one.
   std::uint32_t raw = 0;
@@ -138,13 +168,15 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
     e = encode_with_catalog(spec, catalog, pmu);
   }
   e.event = given.text;
+  if (e.def && e.def != def) check_available(spec, *e.def, f);
 
-  // 3. Bits an event may not set, and AnyThread.
-  if (e.config & (bits.pc | bits.intr | bits.en | pmu.reserved))
+  // 3. Bits an event may not set, the extensions CPUID leaf 23H enumerates, and AnyThread.
+  if (const std::uint64_t bad = e.config & (bits.pc | bits.intr | bits.en | pmu.reserved))
     throw Error(errc::invalid_argument,
-                fmt::format("event '{}' encodes to 0x{:X}, which sets bits an event select may not set (PC, INT, "
-                            "EN, or 63:32)",
-                            given.text, e.config));
+                fmt::format("event '{}' encodes to 0x{:X}, which sets bits an event select may not set: 0x{:X} (PC, "
+                            "INT and EN are the driver's; reserved: 0x{:X})",
+                            given.text, e.config, bad, pmu.reserved));
+  check_extensions(given, e, bits, f);
   if (e.config & bits.any) {
     const EventModifier* t = given.modifier("t");
     const std::size_t column = t ? t->column : 0;

@@ -85,7 +85,7 @@ Geometry geometry(const CpuInfo& cpu) {
       const bool present = i < count || (version >= 5 && bit(a.fixed_bitmap, i));
       if (!present) continue;
       if (i < kMaxFixed) g.fixed.push_back(i);
-      else g.notes.push_back(fmt::format("fixed counter {} ignored (beyond FIXED_CTR3)", i));
+      else g.notes.push_back(fmt::format("fixed counter {} ignored (beyond FIXED_CTR{})", i, kMaxFixed - 1));
     }
   }
 
@@ -98,6 +98,11 @@ Geometry geometry(const CpuInfo& cpu) {
   const CpuidRegs l23 = cpu.max_leaf >= 0x23 ? cpu.raw.get(0x23, 0).value_or(CpuidRegs{}) : CpuidRegs{};
   const CpuidRegs l23s1 = cpu.max_leaf >= 0x23 ? cpu.raw.get(0x23, 1).value_or(CpuidRegs{}) : CpuidRegs{};
   const bool ext = bit(l71.eax, 8) && bit(l23.eax, 1) && cpu.raw.get(0x23, 1).has_value();
+  // 23H.0:EBX says which IA32_PERFEVTSELx extensions exist (Linux update_pmu_cap:
+  // ARCH_PERFMON_EXT_UMASK2 = bit 0, ARCH_PERFMON_EXT_EQ = bit 1).
+  g.ext_leaf = bit(l71.eax, 8) && cpu.max_leaf >= 0x23 && cpu.raw.get(0x23, 0).has_value();
+  g.umask2 = g.ext_leaf && bit(l23.ebx, 0);
+  g.eq = g.ext_leaf && bit(l23.ebx, 1);
   if (ext) {
     g.general.clear();
     for (unsigned i = 0; i < kMaxGeneral; ++i)
@@ -106,7 +111,7 @@ Geometry geometry(const CpuInfo& cpu) {
     for (unsigned i = 0; i < 32; ++i)
       if (bit(l23s1.ebx, i)) {
         if (i < kMaxFixed) g.fixed.push_back(i);
-        else g.notes.push_back(fmt::format("fixed counter {} ignored (beyond FIXED_CTR3)", i));
+        else g.notes.push_back(fmt::format("fixed counter {} ignored (beyond FIXED_CTR{})", i, kMaxFixed - 1));
       }
     if (!g.fixed.empty() && g.fixed_width == 0) g.fixed_width = a.gp_width;
     g.notes.push_back(fmt::format("counters from CPUID.23H.1 (general bitmap 0x{:X}, fixed bitmap 0x{:X})",
@@ -156,6 +161,9 @@ Facts facts_of(const CpuInfo& cpu) {
   f.ebx = g.ebx;
   f.ebx_length = g.ebx_length;
   f.any = g.any;
+  f.ext_leaf = g.ext_leaf;
+  f.umask2 = g.umask2;
+  f.eq = g.eq;
   return f;
 }
 

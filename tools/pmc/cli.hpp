@@ -41,6 +41,9 @@ struct Options {
   bool json = false;
   std::vector<std::string> events;
   std::vector<std::string> filters;  // list WORD...: events whose name or an alias contains a word
+  bool deprecated = false;           // list --deprecated: deprecated events too (marked)
+  std::vector<std::string> topics;   // list --topic T: events of these topics
+  std::string counter;               // list --counter N|fixed: events that can use that counter
   std::string workload;
   std::vector<std::string> command;  // stat, profile: the command to run and its arguments
   std::optional<std::string> separator;  // stat -x: CSV

@@ -1,11 +1,13 @@
-// pmc list [WORD...]: the backend's events for this CPU (with unit masks, counters, aliases and
-// the file each came from), then the HAL events, which count with any backend or none.
+// pmc list [WORD...] [--topic T] [--counter N|fixed] [--deprecated]: the backend's events for this
+// CPU, one line each with its encoding and counters (under the file they came from; unit masks
+// and aliases on lines of their own), then the HAL events, which count with any backend or none.
 #include "cli.hpp"
 
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace pmc_cli {
 
@@ -39,8 +41,139 @@ bool matches_filter(const pmc::HalEventDescription& e, const std::vector<std::st
                      [&](const std::string& w) { return icontains(e.name, w) || (!e.alias.empty() && icontains(e.alias, w)); });
 }
 
-// The backend's events for this CPU, then the HAL events (tsc, the OS software events), which
-// count with any backend or none: without a backend, only those, and a note on stderr.
+// The general counters an event may use on this PMU: those of the catalog's list this PMU has
+// (all of them when the catalog does not say), as the encoder allows them.
+std::vector<unsigned> general_counters(const pmc::EventDef& e, const pmc::PmuInfo& pmu) {
+  std::vector<unsigned> c;
+  for (const auto& ci : pmu.counters)
+    if (ci.kind == pmc::CounterKind::general &&
+        (e.counters.empty() || std::find(e.counters.begin(), e.counters.end(), ci.index) != e.counters.end()))
+      c.push_back(ci.index);
+  return c;
+}
+
+// "0-3", "0,2-3": counter indexes, runs as ranges.
+std::string ranges(std::vector<unsigned> v) {
+  std::sort(v.begin(), v.end());
+  std::string out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + (j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+// What the event programs, in the spelling of its fields and modifiers: "event=0xD1 umask=0x20",
+// "event=0x14 umask=0x09 c=1", "event=0xB7,0xBB umask=0x01 offcore_rsp=0x10001".
+std::string fields_of(const pmc::EventDef& e) {
+  std::string s = fmt::format("event=0x{:02X}", e.code);
+  if (e.code2) s += fmt::format(",0x{:02X}", *e.code2);
+  if (e.fixed_umask) s += fmt::format(" umask=0x{:02X}", *e.fixed_umask);
+  if (e.umask2) s += fmt::format(" umask2=0x{:02X}", e.umask2);
+  for (const auto& [field, value] : e.set) s += fmt::format(" {}={}", field, value);
+  for (const auto& [mod, value] : e.defaults)
+    if (mod != "u" && mod != "k" && value != 0) s += fmt::format(" {}={}", mod, value);
+  if (!e.extra.empty()) s += fmt::format(" {}=0x{:X}", e.extra, e.extra_value);
+  return s;
+}
+
+// "counters 0-3", "counters 0-3, fixed 1", "fixed 3".
+std::string where_of(const pmc::EventDef& e, const pmc::PmuInfo& pmu) {
+  std::string s;
+  if (const auto g = general_counters(e, pmu); !g.empty()) s = "counters " + ranges(g);
+  if (e.fixed && pmu.fixed(*e.fixed)) s += fmt::format("{}fixed {}", s.empty() ? "" : ", ", *e.fixed);
+  return s;
+}
+
+// --counter N|fixed|fixedN: whether the event can use that counter.
+struct CounterFilter {
+  bool fixed = false;
+  std::optional<unsigned> index;  // fixed: which one (any when absent); general: required
+  bool accepts(const pmc::EventDef& e, const pmc::PmuInfo& pmu) const {
+    if (fixed) return e.fixed && pmu.fixed(*e.fixed) && (!index || *e.fixed == *index);
+    const auto g = general_counters(e, pmu);
+    return std::find(g.begin(), g.end(), *index) != g.end();
+  }
+};
+
+CounterFilter counter_filter(const std::string& text, const pmc::PmuInfo& pmu) {
+  CounterFilter f;
+  std::string digits = text;
+  if (text.rfind("fixed", 0) == 0) {
+    f.fixed = true;
+    digits = text.substr(5);
+    if (digits.empty()) return f;
+  }
+  const bool number = !digits.empty() && digits.size() <= 3 &&
+                      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!number)
+    throw pmc::Error(pmc::errc::invalid_argument,
+                     fmt::format("--counter {}: give a general counter's index (0, 1, ...), fixed, or fixedN", text));
+  f.index = static_cast<unsigned>(std::stoul(digits));
+  if (f.fixed ? !pmu.fixed(*f.index) : !pmu.general(*f.index)) {
+    std::vector<unsigned> have;
+    for (const auto& c : pmu.counters)
+      if ((c.kind == pmc::CounterKind::fixed) == f.fixed) have.push_back(c.index);
+    throw pmc::Error(pmc::errc::not_found,
+                     fmt::format("--counter {}: the {} has no {} counter {} (it has {})", text, pmu.description,
+                                 f.fixed ? "fixed" : "general", *f.index,
+                                 have.empty() ? std::string("none") : ranges(have)));
+  }
+  return f;
+}
+
+// Every field of a catalog event (pmc list --json).
+json event_json(const pmc::EventDef& e, const pmc::PmuInfo& pmu, const pmc::EventCatalog& catalog) {
+  json masks = json::array();
+  if (e.unit_masks)
+    for (const auto& m : e.unit_masks->masks) {
+      bool is_default = std::find(e.unit_masks->default_masks.begin(), e.unit_masks->default_masks.end(), m.name) !=
+                        e.unit_masks->default_masks.end();
+      masks.push_back({{"name", m.name}, {"value", hex(m.value)}, {"desc", m.description}, {"default", is_default}});
+    }
+  json extra = nullptr;
+  if (!e.extra.empty()) {
+    // The MSRs the event may use: its own list, else every MSR of the register's declaration.
+    const pmc::ExtraRegDef* declared = catalog.extra_reg(e.extra);
+    json msrs = json::array();
+    for (std::uint32_t m : !e.extra_msrs.empty() || !declared ? e.extra_msrs : declared->msrs) msrs.push_back(hex(m));
+    extra = {{"name", e.extra}, {"value", hex(e.extra_value)}, {"msrs", msrs}};
+  }
+  json defaults = json::object();
+  for (const auto& [k, v] : e.defaults) defaults[k] = v;
+  json set = json::object();
+  for (const auto& [k, v] : e.set) set[k] = v;
+  auto opt_string = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+  return {{"name", e.name},
+          {"code", hex(e.code)},
+          {"code2", e.code2 ? json(hex(*e.code2)) : json(nullptr)},
+          {"umask", e.fixed_umask ? json(hex(*e.fixed_umask)) : json(nullptr)},
+          {"umask2", e.umask2 ? json(hex(e.umask2)) : json(nullptr)},
+          {"set", set},
+          {"defaults", defaults},
+          {"encoding", fields_of(e)},
+          {"desc", e.description},
+          {"counters", general_counters(e, pmu)},
+          {"fixed", e.fixed ? json(*e.fixed) : json(nullptr)},
+          {"generic", opt_string(e.generic)},
+          {"unit_masks", masks},
+          {"combinable", e.unit_masks ? e.unit_masks->combinable : false},
+          {"modifiers", e.modifiers},
+          {"cpus", e.cpus},
+          {"aliases", e.aliases},
+          {"extra", extra},
+          {"exclusive", e.exclusive},
+          {"deprecated", e.deprecated},
+          {"period", e.period ? json(e.period) : json(nullptr)},
+          {"precise", e.precise},
+          {"errata", opt_string(e.errata)},
+          {"topic", opt_string(e.topic)},
+          {"pmu", pmu.name},
+          {"source", e.source.str()}};
+}
+
 }  // namespace
 
 // `pmc list --metrics`: every metric of the generic file and the backend's, by group, with its
@@ -87,61 +220,66 @@ int list_metrics(const Options& o, const pmc::Hal& hal) {
   return 0;
 }
 
+// The backend's events for this CPU, narrowed by the words, topics and counter asked for, and
+// deprecated ones only when asked; then the HAL events (tsc, the OS software events), which count
+// with any backend or none (they have no topic or counter: not listed when those narrow the list).
 int cmd_list(const Options& o) {
   const pmc::Hal& hal = open_hal(o);
   if (o.list_metrics) return list_metrics(o, hal);
   const pmc::BackendInfo* backend = hal.backend();
+  static const pmc::PmuInfo kNoPmu;
+  const pmc::PmuInfo& pmu = backend ? hal.pmu() : kNoPmu;
   std::vector<const pmc::EventDef*> events;
-  if (backend) events = hal.events().for_cpu(hal.pmu().cpu_tag);
+  if (backend) events = hal.events().for_cpu(pmu.cpu_tag);
   const std::size_t all = events.size();
   std::vector<pmc::HalEventDescription> builtin = pmc::hal_events();
   const std::size_t all_builtin = builtin.size();
+  const std::string who = backend ? fmt::format("backend {}", backend->name) : std::string("backend");
+  if (!backend && (!o.topics.empty() || !o.counter.empty()))
+    throw pmc::Error(pmc::errc::not_supported,
+                     fmt::format("--topic and --counter select PMU events, and there are none: {}", hal.why()));
+  std::size_t hidden = 0;
+  if (!o.deprecated) hidden = std::erase_if(events, [](const pmc::EventDef* e) { return e->deprecated; });
+  if (!o.topics.empty()) {
+    std::vector<std::string> topics;  // the ones there are, for the message
+    for (const auto* e : events)
+      if (!e->topic.empty() && std::find(topics.begin(), topics.end(), e->topic) == topics.end())
+        topics.push_back(e->topic);
+    std::erase_if(events, [&](const pmc::EventDef* e) {
+      return std::none_of(o.topics.begin(), o.topics.end(), [&](const std::string& t) {
+        return t.size() == e->topic.size() && icontains(e->topic, t);
+      });
+    });
+    if (events.empty())
+      throw pmc::Error(pmc::errc::not_found,
+                       fmt::format("no event of {} has topic {} (topics here: {})", who, quoted_words(o.topics),
+                                   topics.empty() ? std::string("none") : fmt::format("{}", fmt::join(topics, ", "))));
+    builtin.clear();
+  }
+  if (!o.counter.empty()) {
+    const CounterFilter f = counter_filter(o.counter, pmu);
+    std::erase_if(events, [&](const pmc::EventDef* e) { return !f.accepts(*e, pmu); });
+    builtin.clear();
+  }
   if (!o.filters.empty()) {
     std::erase_if(events, [&](const pmc::EventDef* e) { return !matches_filter(*e, o.filters); });
     std::erase_if(builtin, [&](const pmc::HalEventDescription& e) { return !matches_filter(e, o.filters); });
-    if (events.empty() && builtin.empty())
-      throw pmc::Error(pmc::errc::not_found,
-                       backend ? fmt::format("no event of backend {} matches {}", backend->name, quoted_words(o.filters))
+  }
+  if (events.empty() && builtin.empty()) {
+    std::string what = backend ? fmt::format("no event of {} matches {}", who, quoted_words(o.filters))
                                : fmt::format("no HAL event matches {} (and no backend matches this CPU)",
-                                             quoted_words(o.filters)));
+                                             quoted_words(o.filters));
+    if (o.filters.empty()) what = fmt::format("no event of {} can use counter {}", who, o.counter);
+    if (hidden) what += fmt::format(" ({} deprecated events are hidden: --deprecated lists them)", hidden);
+    throw pmc::Error(pmc::errc::not_found, what);
   }
   if (!backend)
     print_to(stderr, "pmc: no PMU events: {}; a simulated PMU's events: --cpuid-dump (pentium-iii, core2, ...) or "
                   "--backend\n",
           hal.why());
-  static const pmc::PmuInfo kNoPmu;
-  const pmc::PmuInfo& pmu = backend ? hal.pmu() : kNoPmu;
-  auto counters_of = [&](const pmc::EventDef& e) {
-    std::vector<unsigned> c = e.counters;
-    if (c.empty())
-      for (const auto& ci : pmu.counters)
-        if (ci.kind == pmc::CounterKind::general) c.push_back(ci.index);
-    return c;
-  };
   if (o.json) {
     json out = json::array();
-    for (const auto* e : events) {
-      json masks = json::array();
-      if (e->unit_masks)
-        for (const auto& m : e->unit_masks->masks) {
-          bool is_default = std::find(e->unit_masks->default_masks.begin(), e->unit_masks->default_masks.end(),
-                                      m.name) != e->unit_masks->default_masks.end();
-          masks.push_back({{"name", m.name}, {"value", hex(m.value)}, {"desc", m.description}, {"default", is_default}});
-        }
-      out.push_back({{"name", e->name},
-                     {"code", hex(e->code)},
-                     {"desc", e->description},
-                     {"counters", counters_of(*e)},
-                     {"fixed", e->fixed ? json(*e->fixed) : json(nullptr)},
-                     {"generic", e->generic.empty() ? json(nullptr) : json(e->generic)},
-                     {"unit_masks", masks},
-                     {"combinable", e->unit_masks ? e->unit_masks->combinable : false},
-                     {"modifiers", e->modifiers},
-                     {"cpus", e->cpus},
-                     {"aliases", e->aliases},
-                     {"pmu", pmu.name},
-                     {"source", e->source.str()}});
-    }
+    for (const auto* e : events) out.push_back(event_json(*e, pmu, hal.events()));
     for (const auto& e : builtin)
       out.push_back({{"name", e.name},
                      {"pmu", "hal"},
@@ -166,21 +304,32 @@ int cmd_list(const Options& o) {
     return 0;
   }
   const std::string cpu_tag = pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag);
-  if (o.filters.empty())
-    print("{} events for {}{}\n\n", events.size(), pmu.description, cpu_tag);
+  std::string narrowed;
+  if (!o.filters.empty()) narrowed += fmt::format(" match {}", quoted_words(o.filters));
+  if (!o.topics.empty()) narrowed += fmt::format(" of topic {}", quoted_words(o.topics));
+  if (!o.counter.empty()) narrowed += fmt::format(" for counter {}", o.counter);
+  if (narrowed.empty())
+    print("{} events for {}{}", events.size(), pmu.description, cpu_tag);
   else
-    print("{} of {} events for {}{} match {}\n\n", events.size(), all, pmu.description, cpu_tag,
-               quoted_words(o.filters));
+    print("{} of {} events for {}{}{}", events.size(), all, pmu.description, cpu_tag, narrowed);
+  print("{}\n", hidden ? fmt::format(" ({} deprecated hidden: --deprecated)", hidden) : std::string());
+  // Columns as wide as this listing needs (capped: a long name pushes its own line only).
+  std::size_t name_w = 8, fields_w = 8, where_w = 8;
   for (const auto* e : events) {
-    std::string counters;
-    for (unsigned c : counters_of(*e)) counters += (counters.empty() ? "" : ",") + std::to_string(c);
-    print("{:<32} 0x{:02X}  counters {:<4} {}{}\n", e->name, e->code, counters, e->description,
-               e->generic.empty() ? "" : fmt::format(" [{}]", e->generic));
-    if (!e->aliases.empty()) {
-      std::string aliases;
-      for (const auto& a : e->aliases) aliases += (aliases.empty() ? "" : ", ") + a;
-      print("    aliases: {}\n", aliases);
+    name_w = std::max(name_w, std::min<std::size_t>(e->name.size(), 48));
+    fields_w = std::max(fields_w, std::min<std::size_t>(fields_of(*e).size(), 44));
+    where_w = std::max(where_w, where_of(*e, pmu).size());
+  }
+  const std::string* file = nullptr;
+  for (const auto* e : events) {
+    if (!file || *file != e->source.file) {
+      file = &e->source.file;
+      print("\nfrom {}:\n", *file);
     }
+    print("{:<{}} {:<{}} {:<{}} {}{}{}{}\n", e->name, name_w, fields_of(*e), fields_w, where_of(*e, pmu), where_w,
+          e->description, e->generic.empty() ? "" : fmt::format(" [{}]", e->generic),
+          e->exclusive ? " [exclusive]" : "", e->deprecated ? " [deprecated]" : "");
+    if (!e->aliases.empty()) print("    aliases: {}\n", fmt::format("{}", fmt::join(e->aliases, ", ")));
     if (e->unit_masks) {
       const auto& g = *e->unit_masks;
       for (const auto& m : g.masks) {
@@ -193,7 +342,6 @@ int cmd_list(const Options& o) {
     // Without a CPU tag (a backend forced onto a CPU it has no tag for) every definition is
     // listed, the per-CPU ones of one name too: say which CPUs each is for.
     if (pmu.cpu_tag.empty() && !e->cpus.empty()) print("    for CPUs: {}\n", fmt::format("{}", fmt::join(e->cpus, ", ")));
-    print("    from {}\n", e->source.str());
   }
   if (!builtin.empty()) {
     print("\n");

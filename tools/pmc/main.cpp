@@ -64,6 +64,14 @@ int main(int argc, char** argv) {
                      "with several words, an event that matches any one of them is shown")
         ->type_name("");
     list->add_flag("--metrics", o.list_metrics, "the metrics and metric groups (pmc stat -M) instead of the events");
+    list->add_flag("--deprecated", o.deprecated, "list the deprecated events too (marked [deprecated]; hidden otherwise)");
+    list->add_option("--topic", o.topics, "only the events of this topic (cache, memory, ...), ignoring case; repeat "
+                                          "or separate with commas for several")
+        ->delimiter(',')
+        ->type_name("TOPIC");
+    list->add_option("--counter", o.counter, "only the events that can use general counter N, or a fixed counter "
+                                             "(fixed, or fixedN for fixed counter N)")
+        ->type_name("N|fixed");
   }
   CLI::App* encode = app.add_subcommand("encode", "the register value each event would be programmed with");
   if (full("encode")) {

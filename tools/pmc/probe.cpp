@@ -59,6 +59,7 @@ int cmd_probe(const Options& o) {
                                     {"counters", counters},
                                     {"device_model", hal.pmu().device_model},
                                     {"data", backend->data.string()},
+                                    {"cpu_catalogs", backend->cpu_catalogs},
                                     {"profiling", backend->profiles}}
                              : json(nullptr)},
              {"candidates", candidates},

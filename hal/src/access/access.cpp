@@ -225,12 +225,30 @@ void RegisterAccess::assign(std::vector<Encoding> encodings, std::vector<EventSe
   encodings_ = std::move(encodings);
   sets_ = std::move(sets);
   active_ = 0;
-  // Each set's assignments, made once: a rotation allocates nothing.
+  // Each set's assignments and extra MSR values, made once: a rotation allocates nothing.
   assignments_.clear();
+  extras_.clear();
   for (const EventSet& set : sets_) {
     std::vector<Assignment> a;
-    for (std::size_t i = 0; i < set.events.size(); ++i) a.push_back({set.counters[i], &encodings_[set.events[i]]});
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> x;
+    for (std::size_t i = 0; i < set.events.size(); ++i) {
+      const Encoding& e = encodings_[set.events[i]];
+      a.push_back({set.counters[i], &e});
+      if (e.extra.empty()) continue;
+      const std::uint32_t msr = i < set.extra_msrs.size() ? set.extra_msrs[i] : 0;
+      if (msr == 0)
+        throw Error(errc::invalid_argument,
+                    fmt::format("event '{}' needs extra register '{}', and its event set names no MSR for it",
+                                e.event, e.extra));
+      const auto held = std::find_if(x.begin(), x.end(), [&](const auto& p) { return p.first == msr; });
+      if (held != x.end() && held->second != e.extra_value)
+        throw Error(errc::invalid_argument,
+                    fmt::format("event '{}' needs 0x{:X} in MSR 0x{:X}, which its event set gives 0x{:X}", e.event,
+                                e.extra_value, msr, held->second));
+      if (held == x.end()) x.emplace_back(msr, e.extra_value);
+    }
     assignments_.push_back(std::move(a));
+    extras_.push_back(std::move(x));
   }
   totals_.assign(encodings_.size(), 0);
   last_raw_.assign(encodings_.size(), 0);
@@ -269,9 +287,17 @@ std::optional<PcProfile> RegisterAccess::pc_profile() {
   return profiler_->read_pc_profile(*regs_, ctx_->pmu_context(), *profile_.pc);
 }
 
+// The extra registers of the active set (offcore response, load latency, frontend): written
+// before its counters start, cleared once they stopped.
+void RegisterAccess::write_extras(bool on) {
+  if (extras_.empty()) return;
+  for (const auto& [msr, value] : extras_[active_]) regs_->write(msr, on ? value : 0);
+}
+
 void RegisterAccess::start() {
   if (running_now_ || encodings_.empty()) return;
   if (!programmed_) program();
+  write_extras(true);
   ctx_->backend().start(*regs_, ctx_->pmu_context(), assignments());
   running_now_ = true;
   started_ = now();
@@ -303,10 +329,12 @@ void RegisterAccess::rotate() {
   const Backend& b = ctx_->backend();
   const PmuContext pc = ctx_->pmu_context();
   b.stop(*regs_, pc, assignments());
+  write_extras(false);
   fold();
   close_slice(now());
   active_ = (active_ + 1) % sets_.size();
   program();
+  write_extras(true);
   b.start(*regs_, pc, assignments());
   ++rotations_;
 }
@@ -336,6 +364,7 @@ void RegisterAccess::stop() {
   const std::uint64_t t = now();  // one instant: the sets' running times add up to the enabled time
   close_slice(t);
   enabled_ += t - started_;
+  write_extras(false);
 }
 
 void RegisterAccess::reset() {

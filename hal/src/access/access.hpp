@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pmc::detail {
@@ -135,9 +136,13 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec);
 // enabled (the session's) and the time its set was on the counters, and its count is scaled to
 // the enabled time (scale_count, extrapolated) like a multiplexed perf event. Times are cycles of
 // the simulated workload on "sim" (the device has no clock) and ns on "msr".
+// An event that needs an extra register (Encoding::extra) names the MSR its placement chose
+// (pmc::place); the access writes the event's value there before the set counts and clears it
+// after (0), so a set's values never leak into the next set's counts.
 struct EventSet {
   std::vector<std::size_t> events;             // indexes into the access's encodings
   std::vector<const CounterInfo*> counters;    // parallel: where each one counts in this set
+  std::vector<std::uint32_t> extra_msrs;       // parallel, or empty: its extra MSR, 0 for none
 };
 
 class RegisterAccess final : public Access {
@@ -187,6 +192,7 @@ class RegisterAccess final : public Access {
  private:
   void program();
   void rotate();
+  void write_extras(bool on);  // the active set's extra MSRs: their values, or 0
   void fold();               // the active set's counters into the 64-bit totals
   void close_slice(std::uint64_t t);  // the active set's running time up to t
   [[nodiscard]] std::uint64_t now() const;  // cycles (sim) or ns (msr)
@@ -201,6 +207,7 @@ class RegisterAccess final : public Access {
   std::vector<Encoding> encodings_;
   std::vector<EventSet> sets_;
   std::vector<std::vector<Assignment>> assignments_;  // per set
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> extras_;  // per set: MSR, value
   std::vector<std::size_t> set_of_;               // per event
   std::vector<const CounterInfo*> counter_of_;    // per event
   std::size_t active_ = 0;

@@ -17,7 +17,8 @@
 namespace pmc::detail {
 
 std::string PerfEventSpec::describe() const {
-  if (hardware) return fmt::format("{}, raw 0x{:x}", event, config);
+  if (hardware) return config1 ? fmt::format("{}, raw 0x{:x} config1 0x{:x}", event, config, config1)
+                                : fmt::format("{}, raw 0x{:x}", event, config);
   return fmt::format("{}, software", event);
 }
 

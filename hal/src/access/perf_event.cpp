@@ -41,9 +41,10 @@ PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
   const bool has_event = event_field ? (config & event_field->mask()) != 0 : (config & 0xFF) != 0;
   if (!has_event && e.fixed && e.counters.empty()) {
     // A fixed-counter-only event: Linux schedules these pseudo-encodings onto the fixed
-    // counters (arch/x86/events/intel: 0x00c0 fixed 0, 0x003c fixed 1, 0x0300 fixed 2).
-    static constexpr std::uint64_t kFixedPseudo[] = {0x00c0, 0x003c, 0x0300};
-    if (*e.fixed < std::size(kFixedPseudo)) config = kFixedPseudo[*e.fixed];
+    // counters (arch/x86/events/intel: 0x00c0 fixed 0, 0x003c fixed 1, and from fixed 2 on
+    // event 0 with unit mask index + 1: 0x0300 fixed 2, 0x0400 slots, 0x0500..0x0700 fixed 4-6).
+    static constexpr std::uint64_t kFixedPseudo[] = {0x00c0, 0x003c};
+    config = *e.fixed < std::size(kFixedPseudo) ? kFixedPseudo[*e.fixed] : std::uint64_t{*e.fixed + 1} << 8;
     // IA32_FIXED_CTR_CTRL: per counter a nibble, bit 0 = OS, bit 1 = USR; accept it shifted into
     // place or not.
     std::uint64_t ctl = e.fixed_control;
@@ -53,6 +54,7 @@ PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
   }
   config &= ~(usr.mask() | os.mask() | en.mask() | intr.mask());
   p.config = config;
+  if (!e.extra.empty()) p.config1 = e.extra_value;
   p.exclude_user = !user;
   p.exclude_kernel = !kernel;
   return p;

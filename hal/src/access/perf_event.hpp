@@ -40,6 +40,7 @@ struct PerfEventSpec {
   std::string event;            // the event string as given
   std::uint32_t type = PERF_TYPE_SOFTWARE;
   std::uint64_t config = 0;
+  std::uint64_t config1 = 0;    // the extra register's value (offcore_rsp, ldlat, frontend)
   bool exclude_user = false;
   bool exclude_kernel = false;
   bool hardware = false;        // a raw PMU event (for messages)
@@ -54,7 +55,9 @@ struct PerfEventSpec {
 // enables) and INT (the kernel asks for interrupts when it samples), with the usr/os bits turned
 // into exclude_user/exclude_kernel (the kernel sets those bits itself). Fields come from the
 // catalog's register format (usr, os, en, int); bits 16, 17, 22 and 20 when it has none. A
-// fixed-counter-only event uses the Linux pseudo-encoding of its fixed counter. Pure.
+// fixed-counter-only event uses the Linux pseudo-encoding of its fixed counter. An event that
+// needs an extra register passes its value as config1, where Linux's Intel PMU takes the
+// offcore response, load latency and frontend values (it chooses the MSR itself). Pure.
 PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
 
 // A count scaled for multiplexing: value * enabled / running when the group ran for only part

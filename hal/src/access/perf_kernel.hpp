@@ -33,6 +33,7 @@ inline perf_event_attr perf_attr(const PerfEventSpec& event) {
   attr.size = sizeof(attr);
   attr.type = event.type;
   attr.config = event.config;
+  attr.config1 = event.config1;
   attr.exclude_user = event.exclude_user;
   attr.exclude_kernel = event.exclude_kernel;
   return attr;

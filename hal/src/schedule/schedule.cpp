@@ -5,9 +5,11 @@
 // needs more counters than its allowed counters number (Hall's condition): the error names it.
 // A merge event (Encoding::merge, AMD's large-increment events) takes an even counter and the
 // odd one after it; the few placements of such pairs are tried in turn, each with a matching of
-// the other events on the counters left.
+// the other events on the counters left. What else a set must satisfy (exclusive events alone,
+// the extra registers' values) is placement.cpp's.
+#include "counters.hpp"
+
 #include <pmc/error.hpp>
-#include <pmc/schedule.hpp>
 
 #include <fmt/format.h>
 
@@ -15,7 +17,7 @@
 #include <optional>
 #include <set>
 
-namespace pmc {
+namespace pmc::detail {
 
 namespace {
 
@@ -114,7 +116,7 @@ std::optional<std::vector<std::size_t>> place_pairs(const PmuInfo& pmu, const st
 
 }  // namespace
 
-std::vector<std::size_t> schedule(const PmuInfo& pmu, const std::vector<Encoding>& events) {
+std::vector<std::size_t> match_counters(const PmuInfo& pmu, const std::vector<Encoding>& events) {
   std::vector<std::vector<std::size_t>> options;
   for (const auto& e : events) options.push_back(candidates(pmu, e));
   if (std::any_of(events.begin(), events.end(), [](const Encoding& e) { return e.merge; })) {
@@ -162,4 +164,4 @@ std::vector<std::size_t> match(const PmuInfo& pmu, const std::vector<Encoding>& 
 
 }  // namespace
 
-}  // namespace pmc
+}  // namespace pmc::detail

@@ -130,6 +130,12 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
   std::vector<std::size_t> groups = backend_groups_;
   groups.push_back(group);
   std::vector<EventSet> sets = plan_sets(backend, groups);  // throws: nothing changed
+  // An event on an extra MSR is programmed for that MSR (a paired event's second code).
+  for (const EventSet& set : sets)
+    for (std::size_t j = 0; j < set.extra_msrs.size(); ++j)
+      if (set.extra_msrs[j])
+        backend[set.events[j]] = bind_extra_msr(std::move(backend[set.events[j]]), set.extra_msrs[j],
+                                                ctx->catalog.format());
   if (!registers_ && ctx->access == AccessKind::msr) open_msr(spec);
   if (!registers_ && ctx->access == AccessKind::sim) open_sim();
   if (!registers_)
@@ -144,10 +150,12 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
 }
 
 // First fit, group by group in the order added: a group joins the first set the PMU can hold
-// with it (a matching of the set's events onto counters, schedule()), else opens a new set. A
-// group the PMU cannot hold even alone is an error (schedule()'s, naming its events). One set:
-// no multiplexing. Each set keeps the counters of the matching that admitted its last group, so
-// no set is scheduled twice (schedule() is a function of the PMU and the events in order).
+// with it (a matching of the set's events onto counters and of their extra register values onto
+// MSRs, place()), else opens a new set. A group the PMU cannot hold even alone is an error
+// (place()'s, naming its events): an exclusive event grouped with others, say. An exclusive
+// event added alone opens a set of its own, and no later event joins it. One set: no
+// multiplexing. Each set keeps the placement that admitted its last group, so no set is
+// scheduled twice (place() is a function of the PMU and the events in order).
 std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backend,
                                              const std::vector<std::size_t>& groups) const {
   std::vector<std::vector<std::size_t>> members;  // per group, in order of first appearance
@@ -166,17 +174,18 @@ std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backen
     for (std::size_t i : events) out.push_back(backend[i]);
     return out;
   };
-  // The counter slots of the events, or nullopt when the PMU cannot hold them at once.
-  auto placement = [&](const std::vector<std::size_t>& events) -> std::optional<std::vector<std::size_t>> {
+  // The counter slots (and extra MSRs) of the events, or nullopt when the PMU cannot hold them
+  // at once.
+  auto placement = [&](const std::vector<std::size_t>& events) -> std::optional<Placement> {
     try {
-      return schedule(ctx->pmu, encodings_of(events));
+      return place(ctx->pmu, encodings_of(events));
     } catch (const Error& e) {
       if (e.kind() != errc::no_counter) throw;
       return std::nullopt;
     }
   };
   std::vector<std::vector<std::size_t>> sets;
-  std::vector<std::vector<std::size_t>> slots;  // parallel: each set's counter slots
+  std::vector<Placement> slots;  // parallel: each set's counter slots and extra MSRs
   for (const auto& group : members) {
     bool placed = false;
     for (std::size_t k = 0; k < sets.size() && !placed; ++k) {
@@ -189,7 +198,7 @@ std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backen
       }
     }
     if (placed) continue;
-    slots.push_back(schedule(ctx->pmu, encodings_of(group)));  // throws no_counter: the group cannot count at all
+    slots.push_back(place(ctx->pmu, encodings_of(group)));  // throws no_counter: the group cannot count at all
     sets.push_back(group);
   }
   std::vector<EventSet> out;
@@ -197,7 +206,8 @@ std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backen
     EventSet es;
     for (std::size_t j = 0; j < sets[k].size(); ++j) {
       es.events.push_back(sets[k][j]);
-      es.counters.push_back(&ctx->pmu.counters[slots[k][j]]);
+      es.counters.push_back(&ctx->pmu.counters[slots[k].slots[j]]);
+      es.extra_msrs.push_back(slots[k].extra_msrs[j]);
     }
     out.push_back(std::move(es));
   }
@@ -247,7 +257,19 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
   std::vector<Encoding> backend;
   for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
   backend.push_back(enc);
-  std::vector<std::size_t> slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+  std::vector<std::size_t> slots;
+  try {
+    slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+  } catch (const Error& e) {
+    // Access "perf" counts a session's events as one group per target, which the kernel puts on
+    // the counters at once: an exclusive event cannot share it (the register accesses multiplex).
+    const bool exclusive =
+        std::any_of(backend.begin(), backend.end(), [](const Encoding& b) { return b.exclusive; });
+    if (e.kind() != errc::no_counter || !exclusive) throw;
+    throw Error(errc::no_counter, fmt::format("{}; access 'perf' counts a session's events as one group, so count it "
+                                              "in a session of its own",
+                                              e.what()));
+  }
   const bool fresh = !perf_;
   std::size_t index = 0;
   try {

@@ -55,8 +55,12 @@ struct Cpuid {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// The registers the PMU of a CPU declares: its own, and the extra registers archperf.toml
+// declares for model catalogs' events ([extra.*]: offcore response 0x1A6 / 0x1A7, load latency
+// 0x3F6, frontend 0x3F7), which only such events' sessions touch.
 std::vector<std::uint32_t> msrs(std::initializer_list<std::uint32_t> l) {
   std::vector<std::uint32_t> v(l);
+  for (std::uint32_t extra : {0x1A6u, 0x1A7u, 0x3F6u, 0x3F7u}) v.push_back(extra);
   std::sort(v.begin(), v.end());
   return v;
 }
@@ -164,11 +168,19 @@ BOOST_AUTO_TEST_CASE(version_5_fixed_counter_bitmap) {
   c.leaf1_ecx = 1u << 31;  // a guest, so the Core 2 rule does not apply either
   const pmc::PmuInfo v4 = archperf().pmu(c.info());
   BOOST_TEST(v4.counters.size() == 5u);  // 4 general + fixed 0
-  // Fixed counters beyond FIXED_CTR3 are ignored, and the reason says so.
-  c.leaf_a = {0x07300405, 0, 0x0000001F, 0x00008604};
+  // Fixed counters 0-6 are Intel's (4-6 on the newest Atom cores, 0x30D..0x30F); beyond
+  // FIXED_CTR6 they are ignored, and the reason says so.
+  c.leaf_a = {0x07300405, 0, 0x000000FF, 0x00008604};  // ECX: fixed counters 0-7
   const pmc::CpuInfo v5 = c.info();
-  BOOST_TEST(archperf().pmu(v5).counters.size() == 8u);  // 4 general + fixed 0-3
-  BOOST_TEST(has(archperf().probe(v5).reason, "fixed counter 4 ignored"), archperf().probe(v5).reason);
+  const pmc::PmuInfo p7 = archperf().pmu(v5);
+  BOOST_TEST(p7.counters.size() == 11u);  // 4 general + fixed 0-6
+  BOOST_REQUIRE(p7.fixed(6));
+  BOOST_TEST(p7.fixed(6)->counter_msr == 0x30Fu);
+  BOOST_TEST(p7.fixed(6)->rdpmc.value_or(0) == ((1u << 30) | 6u));
+  BOOST_TEST((std::find(p7.registers.begin(), p7.registers.end(), 0x30Fu) != p7.registers.end()));
+  BOOST_TEST(!p7.fixed(7));
+  BOOST_TEST(has(archperf().probe(v5).reason, "fixed counter 7 ignored"), archperf().probe(v5).reason);
+  BOOST_TEST(!has(archperf().probe(v5).reason, "fixed counter 6 ignored"), archperf().probe(v5).reason);
 }
 
 BOOST_AUTO_TEST_CASE(core2_quirk) {
