@@ -340,7 +340,10 @@ BOOST_FIXTURE_TEST_CASE(ctrl_c_ends_an_attached_count, pmc_test::PmcCommand) {
   pid_t pmc_pid = 0;
   BOOST_REQUIRE(posix_spawn(&pmc_pid, argv[0], nullptr, &attr, argv.data(), envp.data()) == 0);
   posix_spawnattr_destroy(&attr);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // SIGINT once pmc catches it (its SigCgt mask in /proc has bit 1): a fixed sleep raced a slow
+  // start under the sanitizers, where the default action killed pmc before it was counting.
+  BOOST_REQUIRE_MESSAGE(pmc_test::catches_signal_within(pmc_pid, SIGINT, 30000),
+                        "pmc stat -p did not install its SIGINT handler within 30 s");
   BOOST_REQUIRE(::kill(pmc_pid, SIGINT) == 0);
   int status = 0;
   pid_t done = 0;

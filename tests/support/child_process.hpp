@@ -159,4 +159,17 @@ inline Result run(const fs::path& exe, const std::vector<std::string>& args, con
   return r;
 }
 
+// Whether process pid catches signal sig (its SigCgt mask in /proc/PID/status) within ms
+// milliseconds: a signal sent earlier would meet the default action, not the program's handler.
+inline bool catches_signal_within(pid_t pid, int sig, int ms) {
+  for (int waited = 0; waited < ms; waited += 10) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("SigCgt:", 0) == 0 && ((std::stoull(line.substr(7), nullptr, 16) >> (sig - 1)) & 1u) != 0)
+        return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+
 }  // namespace pmc_test

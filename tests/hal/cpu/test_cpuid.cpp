@@ -742,6 +742,8 @@ const Expect kBundledCpus[] = {
      false, 0, false},
     {"core2.txt", "GenuineIntel", 6, 15, 6, 2, 2, 40, 0, 0, "Intel(R) Core(TM)2 CPU          6600  @ 2.40GHz",
      false, false, 0, false},
+    {"core-duo.txt", "GenuineIntel", 6, 14, 8, 1, 2, 40, 0, 0, "Genuine Intel(R) CPU           T2500  @ 2.00GHz",
+     false, false, 0, false},
     {"skylake.txt", "GenuineIntel", 6, 0x5E, 3, 4, 4, 48, 3, 48, "Intel(R) Core(TM) i7-6700K CPU @ 4.00GHz", false,
      false, 0, false},
     {"intel-icelake.txt", "GenuineIntel", 6, 0x7E, 5, 5, 8, 48, 4, 48, "Intel(R) Core(TM) i7-1065G7 CPU @ 1.30GHz",
