@@ -77,6 +77,14 @@ bool contains(const std::vector<std::uint32_t>& v, std::uint32_t x) { return std
 // ---------------------------------------------------------------------------------------------
 class ArchPerfBackend final : public Backend {
  public:
+  // The CPU tag: the version (v1..v5), and v5e for a version 5 core without architectural event
+  // 7 (TOPDOWN.SLOTS; the E-cores): it lists neither that event nor the metrics built on it.
+  static std::string version_tag(const Geometry& g) {
+    const unsigned v = std::clamp(g.version, 1u, 5u);
+    if (v == 5 && (g.ebx_length < 8 || bit(g.ebx, 7))) return "v5e";
+    return fmt::format("v{}", v);
+  }
+
   Match probe(const CpuInfo& cpu, const EventCatalog& data) const override {
     Match m;
     const std::string who = probe_subject(cpu);
@@ -88,7 +96,7 @@ class ArchPerfBackend final : public Backend {
         return m;
       }
       m.score = data.pmu().score;  // archperf.toml: 20, above p6's 10 (p6 refuses version >= 1 anyway)
-      m.cpu_tag = fmt::format("v{}", std::min(g.version, 5u));
+      m.cpu_tag = version_tag(g);
       m.reason = fmt::format("{}: architectural perfmon version {}: {}", who, g.version, summary(g));
       for (const auto& n : g.notes) m.reason += "; " + n;
     } catch (const std::exception& e) {  // probe must not throw
@@ -103,7 +111,7 @@ class ArchPerfBackend final : public Backend {
     p.name = data.backend();
     p.device_model = data.pmu().model;
     p.reserved = data.pmu().reserved;
-    p.cpu_tag = fmt::format("v{}", std::clamp(g.version, 1u, 5u));
+    p.cpu_tag = version_tag(g);
     const bool global = g.version >= 2;
     for (unsigned i : g.general) {
       CounterInfo c{CounterKind::general, i, g.general_width, kPerfEvtSel0 + i, kPmc0 + i, 0, 0, i};

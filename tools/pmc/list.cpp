@@ -45,6 +45,7 @@ bool matches_filter(const pmc::HalEventDescription& e, const std::vector<std::st
 // (all of them when the catalog does not say), as the encoder allows them.
 std::vector<unsigned> general_counters(const pmc::EventDef& e, const pmc::PmuInfo& pmu) {
   std::vector<unsigned> c;
+  if (e.fixed_only) return c;  // `counters = []`: its fixed counter alone
   for (const auto& ci : pmu.counters)
     if (ci.kind == pmc::CounterKind::general &&
         (e.counters.empty() || std::find(e.counters.begin(), e.counters.end(), ci.index) != e.counters.end()))

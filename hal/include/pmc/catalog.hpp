@@ -60,6 +60,7 @@ struct EventDef {
   std::uint64_t extra_value = 0;       // the value that register holds for it
   std::vector<std::uint32_t> extra_msrs;  // the MSRs of the set it may use; empty = all declared
   std::optional<std::uint64_t> code2;  // the second code of a paired event (offcore response)
+  bool fixed_only = false;             // `counters = []` with `fixed`: no general counter can count it
   bool exclusive = false;              // must be the only event counting (Intel "taken alone")
   bool deprecated = false;             // listed only when asked for; still encodes
   std::uint64_t period = 0;            // default sampling period; 0 = none given

@@ -18,7 +18,7 @@ namespace pmc::detail {
 
 // The layout the cache files were written with: a change of the structures changes the key.
 std::string layout_line() {
-  return fmt::format("pmc-catalog 3 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+  return fmt::format("pmc-catalog 4 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
                      sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
                      sizeof(CounterGroup), sizeof(BitField), sizeof(ExtraRegDef));
 }
@@ -267,6 +267,7 @@ void put(Writer& w, const EventDef& e) {
   w.u64(e.extra_value);
   put(w, e.extra_msrs);
   w.opt(e.code2);
+  w.b(e.fixed_only);
   w.b(e.exclusive);
   w.b(e.deprecated);
   w.u64(e.period);
@@ -304,6 +305,7 @@ EventDef get_event(Reader& r) {
   e.extra_value = r.u64();
   e.extra_msrs = get_u32s(r);
   e.code2 = r.opt64();
+  e.fixed_only = r.b();
   e.exclusive = r.b();
   e.deprecated = r.b();
   e.period = r.u64();

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -124,10 +125,25 @@ void CatalogLoader::read_event_keys(const EventCatalog& cat, const toml::table& 
               fmt::format("unknown extra register '{}' (declared: {}; declare it in [extra.{}])", name,
                           known.empty() ? std::string("none") : join(known), name));
     }
-    if (!value.is_integer() || value.as_integer()->get() < 0)
+    // A TOML integer is signed: a value with bit 63 set is written as a hex string ("0x8000000000000044").
+    if (value.is_string()) {
+      const std::string& s = value.as_string()->get();
+      std::uint64_t v = 0;
+      const bool hex = s.size() > 2 && s.size() <= 18 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+      const auto [end, ec] = hex ? std::from_chars(s.data() + 2, s.data() + s.size(), v, 16)
+                                 : std::from_chars(s.data(), s.data(), v, 16);
+      if (!hex || ec != std::errc() || end != s.data() + s.size())
+        fail_at(value, errc::attribute_value,
+                fmt::format("the value of extra register '{}' must be an integer >= 0 or a hex string such as "
+                            "\"0x8000000000000044\" (got \"{}\")",
+                            name, s));
+      e.extra_value = v;
+    } else if (!value.is_integer() || value.as_integer()->get() < 0) {
       fail_at(value, errc::attribute_value, fmt::format("the value of extra register '{}' must be an integer >= 0", name));
+    } else {
+      e.extra_value = static_cast<std::uint64_t>(value.as_integer()->get());
+    }
     e.extra = name;
-    e.extra_value = static_cast<std::uint64_t>(value.as_integer()->get());
   }
   if (t.get("extra_msrs")) {
     if (e.extra.empty()) fail_at(node_of(t, "extra_msrs"), errc::invalid_argument, "'extra_msrs' needs 'extra'");

@@ -241,13 +241,16 @@ void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::s
           fail_at(arr[i], errc::attribute_value, fmt::format("counter index {} is out of range 0-63", (*counters)[i]));
         e.counters.push_back(static_cast<unsigned>((*counters)[i]));
       }
-      if (e.counters.empty()) fail_at(*t.get("counters"), errc::invalid_argument, "'counters' must not be empty");
+      e.fixed_only = e.counters.empty();  // checked below: only with `fixed`
     }
     if (auto fixed = get_int(t, "fixed")) {
       if (*fixed < 0 || *fixed > 63)
         fail_at(node_of(t, "fixed"), errc::attribute_value, fmt::format("fixed counter {} is out of range 0-63", *fixed));
       e.fixed = static_cast<unsigned>(*fixed);
     }
+    if (e.fixed_only && !e.fixed)
+      fail_at(*t.get("counters"), errc::invalid_argument,
+              "'counters' may be empty only for an event that says its fixed counter ('fixed = N')");
     e.cpus = cpu_list(cat, t);
     e.modifiers = t.get("modifiers") ? read_modifiers(t, "modifiers", cat) : cat.default_modifiers_;
     e.merge = get_bool(t, "merge").value_or(false);

@@ -49,7 +49,7 @@ std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::
   // Events sharing a code are one event twice unless something else tells them apart: the unit
   // mask (fixed, extension, fields the event sets, modifier defaults such as a counter mask),
   // the extra register's value, disjoint counters (the Pentium MMX's per-counter codes) or
-  // disjoint CPUs. Compared within each code only: a model's catalog has hundreds of events and
+  // disjoint CPUs. Within one file, and compared within each code only: a model's catalog has hundreds of events and
   // dozens per code.
   std::vector<const EventDef*> by_code;
   by_code.reserve(events_.size());
@@ -64,7 +64,9 @@ std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::
           std::none_of(e.counters.begin(), e.counters.end(), [&](unsigned c) {
             return std::find(other.counters.begin(), other.counters.end(), c) != other.counters.end();
           });
-      if (disjoint_counters) continue;
+      // A later file restating an earlier file's event under its own name (a model's catalog
+      // giving INST_RETIRED.ANY_P beside archperf.toml's INSTRUCTION_RETIRED) is no defect.
+      if (disjoint_counters || e.source.file != other.source.file) continue;
       const bool shared_cpu = e.cpus.empty() || other.cpus.empty() ||
                               std::any_of(e.cpus.begin(), e.cpus.end(), [&](const std::string& t) {
                                 return std::find(other.cpus.begin(), other.cpus.end(), t) != other.cpus.end();

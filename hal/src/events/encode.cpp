@@ -378,7 +378,9 @@ Encoding encode_definition(const EventSpec& spec, const EventDef& def_ref, const
 
   // 5. Counters.
   enc.counters.reserve(def->counters.empty() ? pmu.counters.size() : def->counters.size());
-  if (def->counters.empty()) {
+  if (def->fixed_only) {
+    // a fixed counter only (Intel's pseudo-encodings such as INST_RETIRED.ANY, 00H/01H)
+  } else if (def->counters.empty()) {
     for (const auto& c : pmu.counters)
       if (c.kind == CounterKind::general) enc.counters.push_back(c.index);
   } else {

@@ -47,6 +47,10 @@ std::uint64_t ArchPerfDevice::inuse() const {
 }
 
 std::uint64_t ArchPerfDevice::read(std::uint32_t msr) {
+  if (archperf::extra_msr(msr)) {
+    const auto it = extra_.find(msr);
+    return it == extra_.end() ? 0 : it->second;
+  }
   // Counters read zero-extended [4].
   if (gp_msr(msr, kPmc0)) return pmc_[msr - kPmc0];
   if (gp_msr(msr, kPerfEvtSel0)) return evtsel_[msr - kPerfEvtSel0];
@@ -79,6 +83,10 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
                : std::string(" (AnyThread is deprecated: CPUID.0AH:EDX[15] = 1)");
   };
 
+  if (archperf::extra_msr(msr)) {
+    extra_[msr] = value;
+    return;
+  }
   // IA32_PMCi: EAX[31:0] sign-extended to the counter width; EDX ignored [4].
   if (gp_msr(msr, kPmc0)) {
     pmc_[msr - kPmc0] = x86::sign_extended_write(value, gp_width_);
@@ -97,7 +105,8 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
   }
   if (gp_msr(msr, kPerfEvtSel0)) {
     const unsigned i = msr - kPerfEvtSel0;
-    const std::uint64_t reserved = kSelHigh | (anythread_ ? 0 : kAnyThread);
+    const std::uint64_t reserved =
+        (kSelHigh & ~(version_ >= 5 ? kSelEqUmask2 : 0)) | (anythread_ ? 0 : kAnyThread);
     if (const std::uint64_t bad = value & reserved; bad != 0) {
       const int bit = std::countr_zero(bad);
       fault(gp_register("IA32_PERFEVTSEL", i), msr, value,

@@ -84,6 +84,7 @@
 #include <pmc/sdk/counting.hpp>
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -161,6 +162,7 @@ class ArchPerfDevice final : public X86Device {
   std::uint64_t fixed_ctrl_ = 0;
   std::uint64_t global_ctrl_ = 0;
   std::uint64_t global_status_ = 0;
+  std::map<std::uint32_t, std::uint64_t> extra_;  // extra_msr() registers written
 };
 
 }  // namespace pmc::sim

@@ -21,6 +21,15 @@ inline constexpr std::uint64_t kAnyThread = 1ULL << 21;  // v3+, unless deprecat
 // 63:32: reserved. The model-specific bits there (IN_TX 32, IN_TXCP 33, adaptive PEBS 34) belong
 // to parts with TSX / PEBS, which the model does not have [U].
 inline constexpr std::uint64_t kSelHigh = 0xFFFFFFFF00000000ULL;
+// EQ (bit 36) and UMASK2 (bits 47:40), which Intel's lists give events of its newest cores
+// (docs/hardware/archperf.md 3.1a): accepted from version 5 and held, not interpreted [U].
+inline constexpr std::uint64_t kSelEqUmask2 = (1ULL << 36) | (0xFFULL << 40);
+// The extra MSRs model-specific events need (docs/hardware/archperf.md 3.1a: offcore response
+// 1A6H/1A7H, load latency 3F6H, frontend 3F7H; 3E0H-3E3H of Intel's newest lists): the model holds
+// what is written and reads it back; it does not count by them [U].
+inline bool extra_msr(std::uint32_t msr) {
+  return msr == 0x1A6 || msr == 0x1A7 || msr == 0x3F6 || msr == 0x3F7 || (msr >= 0x3E0 && msr <= 0x3E3);
+}
 
 // IA32_FIXED_CTR_CTRL: one 4-bit block per fixed counter [3].
 inline constexpr unsigned kBlockBits = 4;
