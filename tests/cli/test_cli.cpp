@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -446,10 +447,12 @@ BOOST_FIXTURE_TEST_CASE(filter_without_match, Cli) {
   r = fails(args({{"list"}, kCore2, {"--json", "topdown"}}), {});
   BOOST_TEST(r.err == "pmc: no event of backend archperf matches 'topdown'\n", r);
   BOOST_TEST(r.out.empty(), r);
-  // The Ice Lake dump is version 5: there it is.
+  // The Ice Lake dump is version 5: there it is, beside Ice Lake's own TOPDOWN.* events (cpu/icl.toml).
   r = pmc({"list", "--cpuid-dump", "intel-icelake", "--json", "topdown"});
   BOOST_TEST_REQUIRE(r.status == 0, r);
-  BOOST_TEST(names_of(parse_json(r)) == (std::vector<std::string>{"TOPDOWN_SLOTS"}), r);
+  const std::vector<std::string> names = names_of(parse_json(r));
+  BOOST_TEST(std::count(names.begin(), names.end(), "TOPDOWN_SLOTS") == 1, r);
+  BOOST_TEST(std::count(names.begin(), names.end(), "TOPDOWN.SLOTS") == 1, r);
 }
 
 // The HAL events (docs/user-guide.md "HAL events": tsc and seven perf software events) follow the

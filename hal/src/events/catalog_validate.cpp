@@ -65,8 +65,10 @@ std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::
             return std::find(other.counters.begin(), other.counters.end(), c) != other.counters.end();
           });
       // A later file restating an earlier file's event under its own name (a model's catalog
-      // giving INST_RETIRED.ANY_P beside archperf.toml's INSTRUCTION_RETIRED) is no defect.
-      if (disjoint_counters || e.source.file != other.source.file) continue;
+      // giving INST_RETIRED.ANY_P beside its backend data file's INSTRUCTION_RETIRED) is no defect.
+      // Fixed-only events on different fixed counters (Nehalem's lists give all three 00H/00H).
+      const bool other_fixed = (e.fixed_only || other.fixed_only) && e.fixed != other.fixed;
+      if (disjoint_counters || other_fixed || e.source.file != other.source.file) continue;
       const bool shared_cpu = e.cpus.empty() || other.cpus.empty() ||
                               std::any_of(e.cpus.begin(), e.cpus.end(), [&](const std::string& t) {
                                 return std::find(other.cpus.begin(), other.cpus.end(), t) != other.cpus.end();
