@@ -184,7 +184,7 @@ const Golden& archperf_golden() {
                {"v3", kTestDumps / "archperf-v3-nehalem.txt", "v3"},
                {"v4", kTestDumps / "archperf-v4-skylake.txt", "v4"},
                {"icl", kBundled / "intel-icelake.txt", "v5"},
-               {"guest", kTestDumps / "archperf-v5-guest.txt", "v5"}};
+               {"guest", kTestDumps / "archperf-v5-guest.txt", "v5e"}};
     g.device_model = "archperf";
     g.error_kinds = with(kEncoderErrors, {"not_supported", "no_counter"});
     g.fixed_counters = true;

@@ -21,8 +21,12 @@ std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::
   for (const auto& e : events_) {
     std::string at = e.source.str();
     if (e.description.empty()) problems.push_back(fmt::format("{}: event {} has no description", at, e.name));
-    for (unsigned c : e.counters)
-      if (c >= general_counters && applies(e, tag))
+    // Counters beyond the PMU are a defect only when the event has none within it: a model's
+    // catalog names the part's counters, and a virtual machine may offer fewer.
+    const bool some_counter = std::any_of(e.counters.begin(), e.counters.end(),
+                                          [&](unsigned c) { return c < general_counters; });
+    if (!some_counter && applies(e, tag))
+      for (unsigned c : e.counters)
         problems.push_back(fmt::format("{}: event {} names counter {} but the PMU has {}", at, e.name, c, general_counters));
     if (e.unit_masks && e.fixed_umask)
       problems.push_back(fmt::format("{}: event {} has both named unit masks and a fixed umask", at, e.name));
@@ -75,7 +79,8 @@ std::vector<std::string> EventCatalog::validate(unsigned general_counters, std::
                               });
       const bool same_selection = e.fixed_umask == other.fixed_umask && e.umask2 == other.umask2 &&
                                   e.set == other.set && e.defaults == other.defaults && e.extra == other.extra &&
-                                  e.extra_value == other.extra_value && e.code2 == other.code2;
+                                  e.extra_value == other.extra_value && e.code2 == other.code2 &&
+                                  e.precise == other.precise;  // a precise (PEBS) twin is its own event
       if (shared_cpu && same_selection) {
         const bool e_first = &e < &other;  // report at the later one, naming the earlier first
         const EventDef& first = e_first ? e : other;

@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(every_version_matches_with_its_tag_and_geometry_in_the_reas
       {"archperf-v3-nehalem.txt", 3, "v3", "4 general counters x 48 bits, 3 fixed (0,1,2) x 48 bits"},
       {"archperf-v4-skylake.txt", 4, "v4", "4 general counters x 48 bits, 3 fixed (0,1,2) x 48 bits"},
       {"intel-icelake.txt", 5, "v5", "8 general counters x 48 bits, 4 fixed (0,1,2,3) x 48 bits"},
-      {"archperf-v5-guest.txt", 5, "v5", "2 general counters x 48 bits, 2 fixed (0,2) x 48 bits"},
+      {"archperf-v5-guest.txt", 5, "v5e", "2 general counters x 48 bits, 2 fixed (0,2) x 48 bits"},
   };
   for (const auto& r : rows) {
     BOOST_TEST_CONTEXT(r.file) {
