@@ -412,7 +412,8 @@ int import_intel(const ImportOptions& o) {
   for (const auto& [name, text] : written) write_text(o.out / name, text);
   write_text(o.out / "index.toml", index_toml(core_rows, by_file));
   if (!o.cpuid_out.empty())
-    for (const auto& [file, cat] : by_file) {
+    for (const auto& [list_file, cat] : by_file) {
+      const std::string& file = list_file;  // a lambda may not capture a structured binding (Clang 14)
       const auto row = std::find_if(core.begin(), core.end(), [&](const MapRow* r) { return r->file == file; });
       write_text(o.cpuid_out / fmt::format("intel-{}.txt", cat.tag), cpuid_dump(**row, cat));
     }
