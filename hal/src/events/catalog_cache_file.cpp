@@ -237,11 +237,12 @@ void CatalogCache::store(const EventCatalog& cat) {
   put_shape(shape, cat);
   Writer events, names;
   events.u32(static_cast<std::uint32_t>(cat.events_.size()));
-  names.u32(static_cast<std::uint32_t>(cat.events_.size()));
+  std::vector<std::uint64_t> records;
   for (const auto& e : cat.events_) {
-    put_names(names, e, events.out.size());
+    records.push_back(events.out.size());
     put(events, e);
   }
+  put_name_table(names, cat.events_, records);
 
   write_cache_file(key, shape.out, events.out, names.out);
 }

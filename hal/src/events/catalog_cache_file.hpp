@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace pmc::detail {
 
@@ -20,7 +22,8 @@ std::string layout_line();
 // event can be found and decoded without the others.
 void put(Writer& w, const EventDef& e);
 EventDef get_event(Reader& r);
-void put_names(Writer& w, const EventDef& e, std::size_t record_offset);
+void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records);
+std::uint32_t name_hash(std::string_view name);  // of a name as iequal compares it
 
 // True while a catalog is loaded again because its cache file failed: no cache (no recursion).
 // Each thread's own.

@@ -9,7 +9,10 @@
 
 #include <pmc/event.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -32,21 +35,27 @@ std::mutex& decode_mutex() {
 
 }  // namespace
 
+// The name table of a cache file (put_name_table), read whole; its entries are parsed only when
+// a hash of the index points at them.
 struct CatalogSource::NameTable {
-  std::string bytes;  // the section, which the views point into
+  std::unique_ptr<char[]> bytes;  // the section, which the views point into (not zeroed first:
+  std::size_t size = 0;            // resize() of a string writes each byte, 170,000 instructions)
+  std::uint32_t entries = 0;
+  const char* starts = nullptr;   // entries x u32
+  std::uint32_t keys = 0;
+  const char* index = nullptr;    // keys x (u32 hash, u32 key), sorted
+  const char* first = nullptr;    // the entries
   struct Entry {
     std::uint64_t offset = 0;  // of the event's record in the events section
     std::string_view name, generic;
-    std::uint32_t aliases = 0, aliases_end = 0;  // in views
-    std::uint32_t cpus = 0, cpus_end = 0;        // in views
-    std::uint32_t masks = 0, masks_end = 0;      // in mask_generics
+    std::vector<std::string_view> aliases, cpus;
+    std::vector<std::pair<std::uint32_t, std::string_view>> mask_generics;  // (unit mask index, generic)
   };
-  std::vector<Entry> entries;
-  std::vector<std::string_view> views;
-  std::vector<std::pair<std::uint32_t, std::string_view>> mask_generics;  // (unit mask index, generic)
 };
 
 namespace {
+
+using NameTable = CatalogSource::NameTable;
 
 // The cache file of a source, opened and checked to be the one it was read from, positioned at
 // its events.
@@ -66,59 +75,114 @@ std::string_view view(Reader& r) {
   return v;
 }
 
-std::shared_ptr<const CatalogSource::NameTable> read_names(const CatalogSource& src) {
+std::uint32_t u32_at(const char* p, std::size_t i) {
+  std::uint32_t v;
+  std::memcpy(&v, p + 4 * i, 4);
+  return v;
+}
+
+std::shared_ptr<const NameTable> read_names(const CatalogSource& src) {
   try {
     auto f = reopen(src);
     if (!f || std::fseek(f->f, static_cast<long>(src.events_offset + src.events_size), SEEK_SET) != 0) return nullptr;
     std::uint64_t size = 0;
     if (!read_exact(f->f, &size, 8) || size > (1u << 28)) return nullptr;
-    auto t = std::make_shared<CatalogSource::NameTable>();
-    t->bytes.resize(size);
-    if (!read_exact(f->f, t->bytes.data(), size)) return nullptr;
-    Reader r{t->bytes.data(), t->bytes.data() + t->bytes.size()};
-    t->entries.resize(r.count());
-    for (auto& e : t->entries) {
-      e.offset = r.u64();
-      e.name = view(r);
-      e.aliases = static_cast<std::uint32_t>(t->views.size());
-      for (std::size_t n = r.count(); n > 0; --n) t->views.push_back(view(r));
-      e.aliases_end = static_cast<std::uint32_t>(t->views.size());
-      e.generic = view(r);
-      e.masks = static_cast<std::uint32_t>(t->mask_generics.size());
-      for (std::size_t n = r.count(); n > 0; --n) {
-        const std::uint32_t unit = r.u32();
-        t->mask_generics.emplace_back(unit, view(r));
-      }
-      e.masks_end = static_cast<std::uint32_t>(t->mask_generics.size());
-      e.cpus = static_cast<std::uint32_t>(t->views.size());
-      for (std::size_t n = r.count(); n > 0; --n) t->views.push_back(view(r));
-      e.cpus_end = static_cast<std::uint32_t>(t->views.size());
-      if (e.offset >= src.events_size) return nullptr;
-    }
-    if (r.p != r.end) return nullptr;
+    auto t = std::make_shared<NameTable>();
+    t->bytes.reset(new char[size]);
+    t->size = size;
+    if (!read_exact(f->f, t->bytes.get(), size)) return nullptr;
+    Reader r{t->bytes.get(), t->bytes.get() + size};
+    t->entries = r.u32();
+    r.need(std::size_t{4} * t->entries);
+    t->starts = r.p;
+    r.p += std::size_t{4} * t->entries;
+    t->keys = r.u32();
+    r.need(std::size_t{8} * t->keys);
+    t->index = r.p;
+    r.p += std::size_t{8} * t->keys;
+    t->first = r.p;
     return t;
   } catch (const std::exception&) {  // damaged: decode the whole catalog instead
     return nullptr;
   }
 }
 
+// Entry i, parsed (throws when the table is damaged).
+NameTable::Entry entry(const CatalogSource& src, const NameTable& t, std::uint32_t i) {
+  if (i >= t.entries) throw std::runtime_error("name table index out of range");
+  const char* end = t.bytes.get() + t.size;
+  const std::uint32_t start = u32_at(t.starts, i);
+  if (start > static_cast<std::size_t>(end - t.first)) throw std::runtime_error("name table entry out of range");
+  Reader r{t.first + start, end};
+  NameTable::Entry e;
+  e.offset = r.u64();
+  if (e.offset >= src.events_size) throw std::runtime_error("record out of range");
+  e.name = view(r);
+  for (std::size_t n = r.count(); n > 0; --n) e.aliases.push_back(view(r));
+  e.generic = view(r);
+  for (std::size_t n = r.count(); n > 0; --n) {
+    const std::uint32_t unit = r.u32();
+    e.mask_generics.emplace_back(unit, view(r));
+  }
+  for (std::size_t n = r.count(); n > 0; --n) e.cpus.push_back(view(r));
+  return e;
+}
+
 // Event i of the table, decoded alone from its record.
-std::unique_ptr<const EventDef> read_event(const CatalogSource& src, const CatalogSource::NameTable& t, std::size_t i) {
+std::unique_ptr<const EventDef> read_event(const CatalogSource& src, const NameTable& t, std::uint32_t i) {
   try {
-    const std::uint64_t begin = t.entries[i].offset;
-    const std::uint64_t end = i + 1 < t.entries.size() ? t.entries[i + 1].offset : src.events_size;
+    const NameTable::Entry e = entry(src, t, i);
+    const std::uint64_t begin = e.offset;
+    const std::uint64_t end = i + 1 < t.entries ? entry(src, t, i + 1).offset : src.events_size;
     if (end <= begin || end > src.events_size) return nullptr;
     auto f = reopen(src);
     if (!f || std::fseek(f->f, static_cast<long>(src.events_offset + begin), SEEK_SET) != 0) return nullptr;
     std::string bytes(end - begin, '\0');
     if (!read_exact(f->f, bytes.data(), bytes.size())) return nullptr;
     Reader r{bytes.data(), bytes.data() + bytes.size()};
-    auto e = std::make_unique<EventDef>(get_event(r));
-    if (r.p != r.end || !iequal(e->name, t.entries[i].name)) return nullptr;
-    return e;
+    auto def = std::make_unique<EventDef>(get_event(r));
+    if (r.p != r.end || !iequal(def->name, e.name)) return nullptr;
+    return def;
   } catch (const std::exception&) {
     return nullptr;
   }
+}
+
+// Where in the table an event is, by EventCatalog::find's rules (kind name: a name, in catalog
+// order, before an alias) or find_generic_mask's (an event's generic before its unit masks'),
+// over the entries whose hash matches the key. `unit` is 1 + the unit mask whose generic it is.
+std::optional<std::uint32_t> find_entry(const CatalogSource& src, const NameTable& t, CatalogCache::Lookup kind,
+                                        std::string_view key, std::string_view tag, std::uint32_t& unit) {
+  auto applies = [&](const NameTable::Entry& e) {
+    return tag.empty() || e.cpus.empty() || std::find(e.cpus.begin(), e.cpus.end(), tag) != e.cpus.end();
+  };
+  const std::uint32_t hash = name_hash(key);
+  std::uint32_t lo = 0, hi = t.keys;  // the first key of this hash
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (u32_at(t.index, 2 * std::size_t{mid}) < hash) lo = mid + 1;
+    else hi = mid;
+  }
+  for (std::uint32_t k = lo; k < t.keys && u32_at(t.index, 2 * std::size_t{k}) == hash; ++k) {
+    const std::uint32_t packed = u32_at(t.index, 2 * std::size_t{k} + 1);
+    const std::uint32_t what = packed >> 30, i = packed & ((1u << 30) - 1);
+    if ((kind == CatalogCache::Lookup::name) != (what < 2)) continue;
+    const NameTable::Entry e = entry(src, t, i);
+    if (!applies(e)) continue;
+    if (what == 0 && iequal(e.name, key)) return i;
+    if (what == 1)
+      for (std::string_view a : e.aliases)
+        if (iequal(a, key)) return i;
+    if (what == 2) {
+      if (iequal(e.generic, key)) return i;
+      for (const auto& [m, generic] : e.mask_generics)
+        if (iequal(generic, key)) {
+          unit = m + 1;
+          return i;
+        }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -138,52 +202,23 @@ const EventDef* CatalogCache::lookup(const EventCatalog& cat, Lookup kind, std::
     src->names_unreadable = !src->names;
   }
   if (!src->names) return nullptr;
-  const CatalogSource::NameTable& t = *src->names;
-  using Entry = CatalogSource::NameTable::Entry;
-  // EventCatalog::find's and find_generic_mask's rules, over the table in catalog order.
-  auto applies = [&](const Entry& e) {
-    if (tag.empty() || e.cpus == e.cpus_end) return true;
-    for (std::uint32_t c = e.cpus; c < e.cpus_end; ++c)
-      if (t.views[c] == tag) return true;
-    return false;
-  };
-  constexpr std::size_t kNone = ~std::size_t{0};
-  std::size_t found = kNone;
-  std::uint32_t unit = 0;  // 1 + the unit mask whose generic it is
-  if (kind == Lookup::name) {
-    for (std::size_t i = 0; i < t.entries.size() && found == kNone; ++i)
-      if (iequal(t.entries[i].name, key) && applies(t.entries[i])) found = i;
-    for (std::size_t i = 0; i < t.entries.size() && found == kNone; ++i) {
-      const Entry& e = t.entries[i];
-      if (!applies(e)) continue;
-      for (std::uint32_t a = e.aliases; a < e.aliases_end && found == kNone; ++a)
-        if (iequal(t.views[a], key)) found = i;
-    }
-  } else {
-    const std::string_view generic = perf_generic_name(key);
-    for (std::size_t i = 0; i < t.entries.size() && found == kNone; ++i) {
-      const Entry& e = t.entries[i];
-      if (!applies(e)) continue;
-      if (iequal(e.generic, generic)) {
-        found = i;
-        break;
-      }
-      for (std::uint32_t m = e.masks; m < e.masks_end && found == kNone; ++m)
-        if (iequal(t.mask_generics[m].second, generic)) {
-          found = i;
-          unit = t.mask_generics[m].first + 1;
-        }
-    }
+  const NameTable& t = *src->names;
+  std::uint32_t unit = 0;
+  std::optional<std::uint32_t> found;
+  try {
+    found = find_entry(*src, t, kind, kind == Lookup::name ? key : perf_generic_name(key), tag, unit);
+  } catch (const std::exception&) {  // a damaged table: decode the catalog instead
+    return nullptr;
   }
-  if (found == kNone) {
+  if (!found) {
     answered = true;
     return nullptr;
   }
-  auto it = src->singles.find(found);
+  auto it = src->singles.find(*found);
   if (it == src->singles.end()) {
-    std::unique_ptr<const EventDef> e = read_event(*src, t, found);
+    std::unique_ptr<const EventDef> e = read_event(*src, t, *found);
     if (!e) return nullptr;
-    it = src->singles.emplace(found, std::move(e)).first;
+    it = src->singles.emplace(*found, std::move(e)).first;
   }
   const EventDef* def = it->second.get();
   if (unit) {
@@ -199,9 +234,9 @@ void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {
   try {
     auto f = reopen(src);  // positioned at the events
     if (!f) throw std::runtime_error("gone or rewritten");
-    std::string bytes(src.events_size, '\0');
-    if (!read_exact(f->f, bytes.data(), bytes.size())) throw std::runtime_error("truncated");
-    Reader r{bytes.data(), bytes.data() + bytes.size()};
+    const std::unique_ptr<char[]> bytes(new char[src.events_size]);  // not zeroed: all read
+    if (!read_exact(f->f, bytes.get(), src.events_size)) throw std::runtime_error("truncated");
+    Reader r{bytes.get(), bytes.get() + src.events_size};
     std::vector<EventDef> events(r.count());
     for (auto& e : events) e = get_event(r);
     out = std::move(events);

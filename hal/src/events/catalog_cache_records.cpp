@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -18,7 +19,7 @@ namespace pmc::detail {
 
 // The layout the cache files were written with: a change of the structures changes the key.
 std::string layout_line() {
-  return fmt::format("pmc-catalog 4 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+  return fmt::format("pmc-catalog 5 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
                      sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
                      sizeof(CounterGroup), sizeof(BitField), sizeof(ExtraRegDef));
 }
@@ -315,25 +316,59 @@ EventDef get_event(Reader& r) {
   return e;
 }
 
-// The name table of a cache file (after the events): per event, in catalog order, the offset
-// of its record in the events section and what a lookup compares, so that one event can be found
-// and decoded without the others.
-void put_names(Writer& w, const EventDef& e, std::size_t record_offset) {
-  w.u64(record_offset);
-  w.str(e.name);
-  w.strs(e.aliases);
-  w.str(e.generic);
-  std::uint32_t masks = 0;
-  if (e.unit_masks)
-    for (const auto& m : e.unit_masks->masks) masks += !m.generic.empty();
-  w.u32(masks);
-  if (e.unit_masks)
-    for (std::size_t m = 0; m < e.unit_masks->masks.size(); ++m)
-      if (!e.unit_masks->masks[m].generic.empty()) {
-        w.u32(static_cast<std::uint32_t>(m));
-        w.str(e.unit_masks->masks[m].generic);
-      }
-  w.strs(e.cpus);
+std::uint32_t name_hash(std::string_view name) {
+  std::uint32_t h = 2166136261u;  // FNV-1a over the name with A-Z folded, as iequal compares
+  for (unsigned char c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + 32);
+    h = (h ^ c) * 16777619u;
+  }
+  return h;
+}
+
+// The name table of a cache file (after the events), read by CatalogCache::lookup:
+//   u32 N; N x u32: where entry i starts in the entries; u32 M; M x (u32 hash, u32 key) sorted;
+//   the entries, per event in catalog order: the offset of its record in the events section and
+//   what a lookup compares (name, aliases, generic, the unit masks' generics, cpus).
+// A key is the entry's index with its kind in bits 31:30 (0 name, 1 alias, 2 generic or a unit
+// mask's generic), so the keys of one hash come in the order the lookup rules try them.
+void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records) {
+  Writer entries;
+  std::vector<std::uint32_t> starts;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> index;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const EventDef& e = events[i];
+    const auto n = static_cast<std::uint32_t>(i);
+    starts.push_back(static_cast<std::uint32_t>(entries.out.size()));
+    entries.u64(records[i]);
+    entries.str(e.name);
+    entries.strs(e.aliases);
+    entries.str(e.generic);
+    index.emplace_back(name_hash(e.name), n);
+    for (const auto& a : e.aliases) index.emplace_back(name_hash(a), n | 1u << 30);
+    if (!e.generic.empty()) index.emplace_back(name_hash(e.generic), n | 2u << 30);
+    std::uint32_t masks = 0;
+    if (e.unit_masks)
+      for (const auto& m : e.unit_masks->masks) masks += !m.generic.empty();
+    entries.u32(masks);
+    if (e.unit_masks)
+      for (std::size_t m = 0; m < e.unit_masks->masks.size(); ++m)
+        if (!e.unit_masks->masks[m].generic.empty()) {
+          entries.u32(static_cast<std::uint32_t>(m));
+          entries.str(e.unit_masks->masks[m].generic);
+          index.emplace_back(name_hash(e.unit_masks->masks[m].generic), n | 2u << 30);
+        }
+    entries.strs(e.cpus);
+  }
+  std::sort(index.begin(), index.end());
+  index.erase(std::unique(index.begin(), index.end()), index.end());
+  w.u32(static_cast<std::uint32_t>(starts.size()));
+  for (std::uint32_t s : starts) w.u32(s);
+  w.u32(static_cast<std::uint32_t>(index.size()));
+  for (const auto& [hash, key] : index) {
+    w.u32(hash);
+    w.u32(key);
+  }
+  w.out += entries.out;
 }
 
 void CatalogCache::put_shape(Writer& shape, const EventCatalog& cat) {

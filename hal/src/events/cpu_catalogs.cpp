@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -147,16 +150,81 @@ bool row_matches(const CpuCatalogRow& row, const CpuInfo& cpu) {
   return probe_rule_matches(row.rule, cpu, row.core_type, row.native_model);
 }
 
+namespace {
+
+constexpr std::string_view kMatchLayout = "pmc-cpu-match 1";
+
+// The index files of cpu_dir (index*.toml), in name order: read with readdir, since a cpu/
+// directory holds some fifty catalogs and std::filesystem builds a path per entry.
+std::vector<fs::path> index_files(const fs::path& cpu_dir) {
+  std::vector<fs::path> out;
+  DIR* d = ::opendir(cpu_dir.c_str());
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string_view name(e->d_name);
+    if (name.size() >= 10 && name.substr(0, 5) == "index" && name.substr(name.size() - 5) == ".toml")
+      out.push_back(cpu_dir / name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The matching of a CPU against the index files, as the parse cache keeps it: the index files
+// with their stamps (a changed one, or a new one, which changes the directory's stamp, misses),
+// then the files chosen.
+std::string encode_match(const std::vector<fs::path>& indexes, const std::string& stamps,
+                         const std::vector<CpuCatalogFile>& files) {
+  Writer w;
+  w.u32(static_cast<std::uint32_t>(indexes.size()));
+  for (const auto& i : indexes) w.str(i.native());
+  w.str(stamps);
+  w.u32(static_cast<std::uint32_t>(files.size()));
+  for (const auto& f : files) {
+    w.str(f.path.native());
+    w.str(f.shown);
+  }
+  return w.out;
+}
+
+std::optional<std::vector<CpuCatalogFile>> decode_match(const std::string& bytes) {
+  try {
+    Reader r{bytes.data(), bytes.data() + bytes.size()};
+    std::vector<fs::path> indexes(r.count());
+    for (auto& i : indexes) i = r.str();
+    const std::string stamps = r.str();
+    std::vector<CpuCatalogFile> files(r.count());
+    for (auto& f : files) {
+      f.path = r.str();
+      f.shown = r.str();
+    }
+    if (r.p != r.end) return std::nullopt;
+    for (const auto& i : indexes)
+      if (unsafe_for_root(i)) return std::nullopt;  // refused again, with its message, below
+    if (ParseCache::key("", indexes) != stamps) return std::nullopt;
+    struct stat st{};
+    for (const auto& f : files)
+      if (::stat(f.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    return files;
+  } catch (const std::exception&) {  // a damaged cache file: match again
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_view backend, const CpuInfo& cpu) {
+  const std::string key =
+      ParseCache::key(fmt::format("{} {} {}|{}|{}|{}|{}|{}", kMatchLayout, backend, cpu.vendor, cpu.family, cpu.model,
+                                  cpu.stepping, cpu.core_type, cpu.native_model),
+                      {cpu_dir});
+  if (!key.empty())
+    if (auto payload = ParseCache::load(key))
+      if (auto files = decode_match(*payload)) return std::move(*files);
   std::vector<CpuCatalogFile> out;
   std::error_code ec;
   if (!fs::is_directory(cpu_dir, ec)) return out;
-  std::vector<fs::path> indexes;
-  for (const auto& entry : fs::directory_iterator(cpu_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("index", 0) == 0 && entry.path().extension() == ".toml") indexes.push_back(entry.path());
-  }
-  std::sort(indexes.begin(), indexes.end());
+  const std::vector<fs::path> indexes = index_files(cpu_dir);
   for (const auto& index : indexes)
     for (const auto& row : read_cpu_index(index, backend)) {
       if (!row_matches(row, cpu)) continue;
@@ -167,6 +235,7 @@ std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_vi
                                                  row.name, cpu_dir.string()));
       out.push_back({path, fmt::format("cpu/{} ({})", row.file, row.name)});
     }
+  if (!key.empty()) ParseCache::store(key, encode_match(indexes, ParseCache::key("", indexes), out));
   return out;
 }
 

@@ -368,6 +368,40 @@ BOOST_AUTO_TEST_CASE(lookups_before_decoding_agree_with_the_decoded_catalog) {
                generic << " on '" << tag << "'");
     BOOST_TEST((got ? got->name : "") == (want ? want->name : ""), generic);
   }
+  // A second file whose event is named like the first file's alias and whose generic name meets
+  // a unit mask's of the first: restored, the name wins over the alias although it comes later,
+  // and the first event in catalog order answers a generic name, as decoded.
+  const fs::path first = tmp.path() / "first.toml", second = tmp.path() / "second.toml";
+  spit(first, R"(backend = "toy"
+[format]
+event = "0-7"
+umask = "8-15"
+[[event]]
+name = "FIRST"
+code = 0x10
+desc = "first"
+aliases = ["SECOND", "first_alias"]
+[event.umasks]
+masks = [{ name = "X", value = 0x01, desc = "x", generic = "shared-generic" }]
+)");
+  spit(second, "backend = \"toy\"\n[[event]]\nname = \"SECOND\"\ncode = 0x20\ndesc = \"second\"\n"
+               "generic = \"shared-generic\"\n");
+  auto both = [&] {
+    pmc::EventCatalog c;
+    c.load(first, "toy");
+    c.load(second, "toy");
+    return c;
+  };
+  const pmc::EventCatalog both_decoded = both();
+  (void)both_decoded.events();
+  BOOST_TEST(both().find("second")->code == 0x20u);
+  BOOST_TEST(both().find("FIRST_ALIAS")->code == 0x10u);
+  const pmc::EventCatalog both_restored = both();
+  const pmc::UnitMask* x = nullptr;
+  BOOST_TEST(both_restored.find_generic_mask("shared-generic", "", &x)->code == 0x10u);
+  BOOST_TEST((x && x->name == "X"));
+  BOOST_TEST(same(both().find("second"), both_decoded.find("second")));
+
   // Several lookups on one restored catalog, then its events: all of them, as decoded.
   const pmc::EventCatalog restored = load(file);
   BOOST_TEST(restored.find("CACHE")->unit_masks->masks.size() == 2u);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -230,6 +231,36 @@ BOOST_AUTO_TEST_CASE(a_matching_row_whose_file_is_missing_is_an_error_naming_the
   }
   // Other CPUs do not need that file.
   BOOST_TEST(loaded(tree.open(dump(0x000506E3))).size() == 1u);
+}
+
+// The parse cache keeps each CPU's choice (ctest gives the tests a cache directory): an edited
+// index, a new index file and a chosen file gone are all seen at the next open.
+BOOST_AUTO_TEST_CASE(the_choice_follows_edits_of_the_index_and_new_index_files) {
+  BOOST_REQUIRE(std::getenv("PMC_CACHE_DIR"));
+  Tree tree;
+  const std::string skylake = dump(0x000506E3), haswell = dump(0x000306C3);
+  BOOST_TEST(loaded(tree.open(skylake)) == std::vector<std::string>{"cpu/skl.toml (Skylake client)"});
+  BOOST_TEST(loaded(tree.open(skylake)) == std::vector<std::string>{"cpu/skl.toml (Skylake client)"});
+  std::string index = kIndex;
+  index.replace(index.find("\"Skylake client\""), 16, "\"Skylake client, edited\"");
+  spit(tree.cpu() / "index.toml", index);
+  BOOST_TEST(loaded(tree.open(skylake)) == std::vector<std::string>{"cpu/skl.toml (Skylake client, edited)"});
+  BOOST_TEST(loaded(tree.open(haswell)).empty());
+  spit(tree.cpu() / "hsw.toml", events_file("HSW.EVENT", 0x14));
+  spit(tree.cpu() / "index-more.toml",
+       "backend = \"archperf\"\n[[catalog]]\nvendor = \"GenuineIntel\"\nfamily = 6\nmodel = 0x3C\nfile = \"hsw.toml\"\n"
+       "name = \"Haswell\"\n");
+  const pmc::Hal hsw = tree.open(haswell);
+  BOOST_TEST(loaded(hsw) == std::vector<std::string>{"cpu/hsw.toml (Haswell)"});
+  BOOST_TEST(hsw.events().find("HSW.EVENT"));
+  fs::remove(tree.cpu() / "skl.toml");
+  try {
+    (void)tree.open(skylake);
+    BOOST_FAIL("a chosen cpu/ file gone was not reported");
+  } catch (const pmc::Error& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("index.toml:2:1: the events file 'skl.toml' of Skylake client, edited is not in") != std::string::npos, m);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(index_refusals_name_file_line_and_column) {
