@@ -77,7 +77,7 @@ void expect_broken(const std::string& name, const std::vector<std::string>& word
   }
 }
 
-const std::vector<std::string> kBrokenCases = {"unloadable", "noexport", "abi3",           "newminor",
+const std::vector<std::string> kBrokenCases = {"unloadable", "noexport", "abinext",        "newminor",
                                                "abi1",       "throwing", "nullfactory",    "nocreate",
                                                "nulldescriptor", "small", "garbage"};
 
@@ -118,7 +118,7 @@ BOOST_AUTO_TEST_CASE(no_descriptor) {
 }
 
 BOOST_AUTO_TEST_CASE(other_abi_major) {
-  expect_broken("abi3", {abi_text(3, 0), abi_text(pmc::kAbiMajor, pmc::kAbiMinor), "rebuild the plugin"});
+  expect_broken("abinext", {abi_text(pmc::kAbiMajor + 1, 0), abi_text(pmc::kAbiMajor, pmc::kAbiMinor), "rebuild the plugin"});
 }
 
 BOOST_AUTO_TEST_CASE(newer_abi_minor) {
