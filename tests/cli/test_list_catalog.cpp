@@ -257,3 +257,32 @@ BOOST_FIXTURE_TEST_CASE(probe_names_the_cpu_catalogs, Cli) {
   BOOST_TEST_REQUIRE(r.status == 0, r);
   BOOST_TEST(parse(r)["pmu"]["cpu_catalogs"] == json::array(), r);
 }
+
+// A hybrid CPU (the bundled Alder Lake dump, read on a Golden Cove P-core): each core type's
+// events under a header naming the part, the E-cores' written as they are typed, and encoded
+// with their own catalog. Intel's lists give BR_MISP_RETIRED.ALL_BRANCHES event C5H, unit mask
+// 00H on counters 0-7 of Golden Cove and 0-5 of Gracemont.
+BOOST_FIXTURE_TEST_CASE(a_hybrid_cpu_lists_and_encodes_each_core_type, pmc_test::PmcCommand) {
+  Result r = pmc({"list", "--cpuid-dump", "intel-adl-glc", "BR_MISP_RETIRED.ALL_BRANCHES"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(has(r.out, "on the adl_glc cores (cpu/adl-glc.toml (Alder Lake, Golden Cove P-core), Linux perf's cpu_core)"), r);
+  BOOST_TEST(has(r.out, "on the adl_grt cores (cpu/adl-grt.toml (Alder Lake, Gracemont E-core), Linux perf's cpu_atom)"), r);
+  BOOST_TEST(has(line_of(r.out, "BR_MISP_RETIRED.ALL_BRANCHES"), " event=0xC5 umask=0x00 counters 0-7 "), r);
+  BOOST_TEST(has(line_of(r.out, "adl_grt::BR_MISP_RETIRED.ALL_BRANCHES"), " event=0xC5 umask=0x00 counters 0-5 "), r);
+  r = pmc({"list", "--cpuid-dump", "intel-adl-glc", "--json", "BR_MISP_RETIRED.ALL_BRANCHES"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  std::vector<std::string> parts;
+  for (const auto& e : parse(r))
+    if (e.value("name", "") == "BR_MISP_RETIRED.ALL_BRANCHES")
+      parts.push_back(e.value("part", "") + " " + e.value("perf_pmu", "") + " " + e.value("core_type", ""));
+  BOOST_TEST(parts == (std::vector<std::string>{"adl_glc cpu_core 0x40", "adl_grt cpu_atom 0x20"}), r);
+  // EN (22), USR (16), event C5H; the part in the canonical form, by either of its names.
+  r = pmc({"encode", "--cpuid-dump", "intel-adl-glc", "cpu_atom::BR_MISP_RETIRED.ALL_BRANCHES:u"});
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(has(r.out, "config=0x4100C5 "), r);
+  BOOST_TEST(has(r.out, "counters=0,1,2,3,4,5 "), r);
+  BOOST_TEST(has(r.out, "adl_grt::BR_MISP_RETIRED.ALL_BRANCHES:u=1:k=0"), r);
+  r = pmc({"encode", "--cpuid-dump", "intel-adl-glc", "cpu_lowpower::BR_MISP_RETIRED.ALL_BRANCHES"});
+  BOOST_TEST(r.status != 0, r);
+  BOOST_TEST(has(r.err, "PMU 'cpu_lowpower' is not the active backend 'archperf'"), r);
+}

@@ -221,113 +221,50 @@ int list_metrics(const Options& o, const pmc::Hal& hal) {
   return 0;
 }
 
-// The backend's events for this CPU, narrowed by the words, topics and counter asked for, and
-// deprecated ones only when asked; then the HAL events (tsc, the OS software events), which count
-// with any backend or none (they have no topic or counter: not listed when those narrow the list).
-int cmd_list(const Options& o) {
-  const pmc::Hal& hal = open_hal(o);
-  if (o.list_metrics) return list_metrics(o, hal);
-  const pmc::BackendInfo* backend = hal.backend();
-  static const pmc::PmuInfo kNoPmu;
-  const pmc::PmuInfo& pmu = backend ? hal.pmu() : kNoPmu;
+namespace {
+
+// The events of one PMU to list: the CPU's, or one core type's of a hybrid CPU.
+struct Section {
+  const pmc::PmuInfo* pmu = nullptr;
+  const pmc::EventCatalog* catalog = nullptr;
+  const pmc::BackendInfo::HybridPart* part = nullptr;  // hybrid CPUs only
   std::vector<const pmc::EventDef*> events;
-  if (backend) events = hal.events().for_cpu(pmu.cpu_tag);
-  const std::size_t all = events.size();
-  std::vector<pmc::HalEventDescription> builtin = pmc::hal_events();
-  const std::size_t all_builtin = builtin.size();
-  const std::string who = backend ? fmt::format("backend {}", backend->name) : std::string("backend");
-  if (!backend && (!o.topics.empty() || !o.counter.empty()))
-    throw pmc::Error(pmc::errc::not_supported,
-                     fmt::format("--topic and --counter select PMU events, and there are none: {}", hal.why()));
-  std::size_t hidden = 0;
-  if (!o.deprecated) hidden = std::erase_if(events, [](const pmc::EventDef* e) { return e->deprecated; });
-  if (!o.topics.empty()) {
-    std::vector<std::string> topics;  // the ones there are, for the message
-    for (const auto* e : events)
-      if (!e->topic.empty() && std::find(topics.begin(), topics.end(), e->topic) == topics.end())
-        topics.push_back(e->topic);
-    std::erase_if(events, [&](const pmc::EventDef* e) {
-      return std::none_of(o.topics.begin(), o.topics.end(), [&](const std::string& t) {
-        return t.size() == e->topic.size() && icontains(e->topic, t);
-      });
-    });
-    if (events.empty())
-      throw pmc::Error(pmc::errc::not_found,
-                       fmt::format("no event of {} has topic {} (topics here: {})", who, quoted_words(o.topics),
-                                   topics.empty() ? std::string("none") : fmt::format("{}", fmt::join(topics, ", "))));
-    builtin.clear();
+  std::size_t all = 0, hidden = 0;
+  // What a user types: "NAME" for the CPU's own core type, "adl_grt::NAME" for another.
+  [[nodiscard]] std::string name_of(const pmc::EventDef& e) const {
+    return part && !part->own ? fmt::format("{}::{}", part->name, e.name) : e.name;
   }
-  if (!o.counter.empty()) {
-    const CounterFilter f = counter_filter(o.counter, pmu);
-    std::erase_if(events, [&](const pmc::EventDef* e) { return !f.accepts(*e, pmu); });
-    builtin.clear();
-  }
-  if (!o.filters.empty()) {
-    std::erase_if(events, [&](const pmc::EventDef* e) { return !matches_filter(*e, o.filters); });
-    std::erase_if(builtin, [&](const pmc::HalEventDescription& e) { return !matches_filter(e, o.filters); });
-  }
-  if (events.empty() && builtin.empty()) {
-    std::string what = backend ? fmt::format("no event of {} matches {}", who, quoted_words(o.filters))
-                               : fmt::format("no HAL event matches {} (and no backend matches this CPU)",
-                                             quoted_words(o.filters));
-    if (o.filters.empty()) what = fmt::format("no event of {} can use counter {}", who, o.counter);
-    if (hidden) what += fmt::format(" ({} deprecated events are hidden: --deprecated lists them)", hidden);
-    throw pmc::Error(pmc::errc::not_found, what);
-  }
-  if (!backend)
-    print_to(stderr, "pmc: no PMU events: {}; a simulated PMU's events: --cpuid-dump (pentium-iii, core2, ...) or "
-                  "--backend\n",
-          hal.why());
-  if (o.json) {
-    json out = json::array();
-    for (const auto* e : events) out.push_back(event_json(*e, pmu, hal.events()));
-    for (const auto& e : builtin)
-      out.push_back({{"name", e.name},
-                     {"pmu", "hal"},
-                     {"desc", e.description},
-                     {"unit", e.unit},
-                     {"aliases", e.alias.empty() ? json::array() : json::array({e.alias})}});
-    print("{}\n", out.dump(2));
-    return 0;
-  }
-  auto print_builtin = [&] {
-    if (o.filters.empty())
-      print("{} HAL events, counted by pmchal with any backend or none:\n\n", builtin.size());
-    else
-      print("{} of {} HAL events, counted by pmchal with any backend or none, match {}:\n\n", builtin.size(),
-                 all_builtin, quoted_words(o.filters));
-    for (const auto& e : builtin)
-      print("{:<32} {:<6} {}{}\n", e.name, e.unit, e.description,
-                 e.alias.empty() ? "" : fmt::format(" [also {}]", e.alias));
-  };
-  if (!backend) {
-    print_builtin();
-    return 0;
-  }
+};
+
+void print_section(const Options& o, const Section& s) {
+  const pmc::PmuInfo& pmu = *s.pmu;
   const std::string cpu_tag = pmu.cpu_tag.empty() ? "" : fmt::format(" [cpu tag {}]", pmu.cpu_tag);
+  const std::string on = !s.part ? ""
+                                 : fmt::format(" on the {} cores ({}{}{})", s.part->name, s.part->shown,
+                                               s.part->perf_pmu.empty() ? "" : ", Linux perf's ", s.part->perf_pmu);
   std::string narrowed;
   if (!o.filters.empty()) narrowed += fmt::format(" match {}", quoted_words(o.filters));
   if (!o.topics.empty()) narrowed += fmt::format(" of topic {}", quoted_words(o.topics));
   if (!o.counter.empty()) narrowed += fmt::format(" for counter {}", o.counter);
   if (narrowed.empty())
-    print("{} events for {}{}", events.size(), pmu.description, cpu_tag);
+    print("{} events for {}{}{}", s.events.size(), pmu.description, cpu_tag, on);
   else
-    print("{} of {} events for {}{}{}", events.size(), all, pmu.description, cpu_tag, narrowed);
-  print("{}\n", hidden ? fmt::format(" ({} deprecated hidden: --deprecated)", hidden) : std::string());
+    print("{} of {} events for {}{}{}{}", s.events.size(), s.all, pmu.description, cpu_tag, on, narrowed);
+  print("{}\n", s.hidden ? fmt::format(" ({} deprecated hidden: --deprecated)", s.hidden) : std::string());
   // Columns as wide as this listing needs (capped: a long name pushes its own line only).
   std::size_t name_w = 8, fields_w = 8, where_w = 8;
-  for (const auto* e : events) {
-    name_w = std::max(name_w, std::min<std::size_t>(e->name.size(), 48));
+  for (const auto* e : s.events) {
+    name_w = std::max(name_w, std::min<std::size_t>(s.name_of(*e).size(), 48));
     fields_w = std::max(fields_w, std::min<std::size_t>(fields_of(*e).size(), 44));
     where_w = std::max(where_w, where_of(*e, pmu).size());
   }
   const std::string* file = nullptr;
-  for (const auto* e : events) {
+  for (const auto* e : s.events) {
     if (!file || *file != e->source.file) {
       file = &e->source.file;
       print("\nfrom {}:\n", *file);
     }
-    print("{:<{}} {:<{}} {:<{}} {}{}{}{}\n", e->name, name_w, fields_of(*e), fields_w, where_of(*e, pmu), where_w,
+    print("{:<{}} {:<{}} {:<{}} {}{}{}{}\n", s.name_of(*e), name_w, fields_of(*e), fields_w, where_of(*e, pmu), where_w,
           e->description, e->generic.empty() ? "" : fmt::format(" [{}]", e->generic),
           e->exclusive ? " [exclusive]" : "", e->deprecated ? " [deprecated]" : "");
     if (!e->aliases.empty()) print("    aliases: {}\n", fmt::format("{}", fmt::join(e->aliases, ", ")));
@@ -344,9 +281,111 @@ int cmd_list(const Options& o) {
     // listed, the per-CPU ones of one name too: say which CPUs each is for.
     if (pmu.cpu_tag.empty() && !e->cpus.empty()) print("    for CPUs: {}\n", fmt::format("{}", fmt::join(e->cpus, ", ")));
   }
+}
+
+}  // namespace
+
+// The backend's events for this CPU (each core type's, on a hybrid CPU), narrowed by the words,
+// topics and counter asked for, and deprecated ones only when asked; then the HAL events (tsc,
+// the OS software events), which count with any backend or none (they have no topic or counter:
+// not listed when those narrow the list).
+int cmd_list(const Options& o) {
+  const pmc::Hal& hal = open_hal(o);
+  if (o.list_metrics) return list_metrics(o, hal);
+  const pmc::BackendInfo* backend = hal.backend();
+  std::vector<Section> sections;
+  if (backend && backend->hybrid.empty()) sections.push_back({&hal.pmu(), &hal.events(), nullptr, {}, 0, 0});
+  if (backend)
+    for (const auto& part : backend->hybrid)
+      sections.push_back({&hal.pmu(part.name), &hal.events(part.name), &part, {}, 0, 0});
+  for (auto& s : sections) {
+    s.events = s.catalog->for_cpu(s.pmu->cpu_tag);
+    s.all = s.events.size();
+  }
+  std::vector<pmc::HalEventDescription> builtin = pmc::hal_events();
+  const std::size_t all_builtin = builtin.size();
+  const std::string who = backend ? fmt::format("backend {}", backend->name) : std::string("backend");
+  if (!backend && (!o.topics.empty() || !o.counter.empty()))
+    throw pmc::Error(pmc::errc::not_supported,
+                     fmt::format("--topic and --counter select PMU events, and there are none: {}", hal.why()));
+  std::size_t hidden = 0, left = 0, of_topic = 0;
+  for (auto& s : sections) {
+    if (!o.deprecated) hidden += s.hidden = std::erase_if(s.events, [](const pmc::EventDef* e) { return e->deprecated; });
+    if (!o.topics.empty())
+      std::erase_if(s.events, [&](const pmc::EventDef* e) {
+        return std::none_of(o.topics.begin(), o.topics.end(), [&](const std::string& t) {
+          return t.size() == e->topic.size() && icontains(e->topic, t);
+        });
+      });
+    of_topic += s.events.size();
+    if (!o.counter.empty()) {
+      const CounterFilter f = counter_filter(o.counter, *s.pmu);
+      std::erase_if(s.events, [&](const pmc::EventDef* e) { return !f.accepts(*e, *s.pmu); });
+    }
+    if (!o.filters.empty())
+      std::erase_if(s.events, [&](const pmc::EventDef* e) { return !matches_filter(*e, o.filters); });
+    left += s.events.size();
+  }
+  if (!o.topics.empty() && of_topic == 0) {
+    std::vector<std::string> topics;  // the ones there are, for the message
+    for (const auto& s : sections)
+      for (const auto* e : s.catalog->for_cpu(s.pmu->cpu_tag))
+        if (!e->topic.empty() && std::find(topics.begin(), topics.end(), e->topic) == topics.end())
+          topics.push_back(e->topic);
+    throw pmc::Error(pmc::errc::not_found,
+                     fmt::format("no event of {} has topic {} (topics here: {})", who, quoted_words(o.topics),
+                                 topics.empty() ? std::string("none") : fmt::format("{}", fmt::join(topics, ", "))));
+  }
+  if (!o.topics.empty() || !o.counter.empty()) builtin.clear();
+  if (!o.filters.empty())
+    std::erase_if(builtin, [&](const pmc::HalEventDescription& e) { return !matches_filter(e, o.filters); });
+  if (left == 0 && builtin.empty()) {
+    std::string what = backend ? fmt::format("no event of {} matches {}", who, quoted_words(o.filters))
+                               : fmt::format("no HAL event matches {} (and no backend matches this CPU)",
+                                             quoted_words(o.filters));
+    if (o.filters.empty()) what = fmt::format("no event of {} can use counter {}", who, o.counter);
+    if (hidden) what += fmt::format(" ({} deprecated events are hidden: --deprecated lists them)", hidden);
+    throw pmc::Error(pmc::errc::not_found, what);
+  }
+  if (!backend)
+    print_to(stderr, "pmc: no PMU events: {}; a simulated PMU's events: --cpuid-dump (pentium-iii, core2, ...) or "
+                  "--backend\n",
+          hal.why());
+  if (o.json) {
+    json out = json::array();
+    for (const auto& s : sections)
+      for (const auto* e : s.events) {
+        json j = event_json(*e, *s.pmu, *s.catalog);
+        if (s.part) {
+          j["part"] = s.part->name;
+          j["perf_pmu"] = s.part->perf_pmu.empty() ? json(nullptr) : json(s.part->perf_pmu);
+          j["core_type"] = hex(s.part->core_type);
+        }
+        out.push_back(std::move(j));
+      }
+    for (const auto& e : builtin)
+      out.push_back({{"name", e.name},
+                     {"pmu", "hal"},
+                     {"desc", e.description},
+                     {"unit", e.unit},
+                     {"aliases", e.alias.empty() ? json::array() : json::array({e.alias})}});
+    print("{}\n", out.dump(2));
+    return 0;
+  }
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    if (i) print("\n");
+    print_section(o, sections[i]);
+  }
   if (!builtin.empty()) {
-    print("\n");
-    print_builtin();
+    if (backend) print("\n");
+    if (o.filters.empty())
+      print("{} HAL events, counted by pmchal with any backend or none:\n\n", builtin.size());
+    else
+      print("{} of {} HAL events, counted by pmchal with any backend or none, match {}:\n\n", builtin.size(),
+                 all_builtin, quoted_words(o.filters));
+    for (const auto& e : builtin)
+      print("{:<32} {:<6} {}{}\n", e.name, e.unit, e.description,
+                 e.alias.empty() ? "" : fmt::format(" [also {}]", e.alias));
   }
   return 0;
 }

@@ -30,6 +30,17 @@ struct BackendInfo {
   // The per-CPU events files loaded for this CPU from <data dir>/<name>/cpu/, as
   // "cpu/skl.toml (Skylake client)" (docs/event-format.md, "Events of one model"); empty: none.
   std::vector<std::string> cpu_catalogs;
+  // A hybrid CPU's core types (docs/event-format.md, "Hybrid parts"), the one the CPU was read on
+  // first; empty for other CPUs. `PART::EVENT` (or Linux perf's PMU name) encodes an event of a
+  // part; Hal::events(part) lists its events.
+  struct HybridPart {
+    std::string name;       // "adl_grt"
+    std::string perf_pmu;   // "cpu_atom", "cpu_core"; "" when two parts share a core type
+    unsigned core_type = 0; // CPUID.1AH:EAX[31:24]: 0x20 Atom, 0x40 Core
+    std::string shown;      // "cpu/adl-grt.toml (Alder Lake, Gracemont E-core)"
+    bool own = false;       // the core type of the CPU read: Hal::events() and Hal::pmu() are its
+  };
+  std::vector<HybridPart> hybrid;
 };
 
 struct Candidate {
@@ -60,6 +71,10 @@ class PMC_API Hal {
   [[nodiscard]] const BackendInfo& require_backend() const;
   [[nodiscard]] const PmuInfo& pmu() const;
   [[nodiscard]] const EventCatalog& events() const;
+  // A hybrid part's events and PMU, by its name or Linux perf's (BackendInfo::hybrid); throws
+  // not_found naming the parts there are.
+  [[nodiscard]] const EventCatalog& events(std::string_view part) const;
+  [[nodiscard]] const PmuInfo& pmu(std::string_view part) const;
   [[nodiscard]] std::string access() const;   // the access method a session will use
   [[nodiscard]] const std::string& access_reason() const;  // why that one (or why none)
 

@@ -43,6 +43,18 @@ PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
   return f;
 }
 
+std::optional<std::uint32_t> perf_pmu_type(const std::filesystem::path& sysfs_root, std::string_view name) {
+  std::ifstream in(sysfs_root / "bus" / "event_source" / "devices" / std::string(name) / "type");
+  std::string text;
+  if (!std::getline(in, text) || text.empty() || text.size() > 9) return std::nullopt;
+  std::uint32_t type = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    type = type * 10 + static_cast<std::uint32_t>(c - '0');
+  }
+  return type;
+}
+
 AccessChoice choose_access(const std::string& configured, const std::string& origin, bool native,
                            bool backend_matches, const std::string& backend, const PerfPmuFacts& pmu) {
   if (const std::optional<AccessKind> given = parse_access(configured)) {

@@ -91,6 +91,9 @@ struct PerfPmuFacts {
 };
 // Looks for the core PMU Linux perf exposes: devices/cpu (x86), cpu_core/cpu_atom (hybrid).
 PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root = "/sys");
+// The perf_event_attr type of a PMU Linux perf exposes (<root>/bus/event_source/devices/NAME/type),
+// nullopt when there is none or it does not read as a number.
+std::optional<std::uint32_t> perf_pmu_type(const std::filesystem::path& sysfs_root, std::string_view name);
 // The rules of access = "auto" (docs/user-guide.md "Access methods"); `configured` is the
 // config's value and `origin` where it came from; `backend_matches` is the backend's probe
 // verdict on this CPU; `native` whether the CPU is this machine's.

@@ -15,9 +15,23 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pmc::detail {
+
+// One core type of a hybrid CPU (docs/event-format.md, "Hybrid parts"): its name, its events and
+// its PMU as the backend describes it for a core of that type.
+struct CorePart {
+  std::string name;      // "adl_grt": what `NAME::EVENT` selects
+  std::string perf_pmu;  // "cpu_atom": Linux perf's PMU of that core type ("" when shared)
+  unsigned core_type = 0;
+  std::string shown;     // "cpu/adl-grt.toml (Alder Lake, Gracemont E-core)"
+  bool own = false;      // the core the CPU was read on: Context::cpu/pmu/catalog are its
+  CpuInfo cpu;           // the CPU, with this part's core type and native model
+  PmuInfo pmu;
+  EventCatalog catalog;  // the backend's files, this part's file, events_path
+};
 
 struct Context {
   std::shared_ptr<LoadedBackend> loaded;  // null: no backend (HAL events only)
@@ -31,6 +45,13 @@ struct Context {
   std::vector<std::string> profiling_backends;  // loaded backends whose driver samples (for messages)
   [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
   [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
+  // Hybrid CPUs: every core type, this CPU's own part first; empty otherwise.
+  std::vector<CorePart> parts;
+  // The part a `PMU::` prefix names (its name or Linux perf's), or null: not a part.
+  [[nodiscard]] const CorePart* part(std::string_view pmu_name) const;
+  // The backend's encoding of an event string; one with a part's prefix is encoded with that
+  // part's events and PMU, and its canonical form names the part.
+  [[nodiscard]] Encoding encode(const EventSpec& spec) const;
   // Builds the device model the PMU names for this CPU (ModelRegistry::make_device, in
   // hal/src/plugins/model_device.cpp). Throws not_found naming the model and the directories
   // searched when no plugin provides it, and the model's own reason when its factory refuses

@@ -239,4 +239,37 @@ std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_vi
   return out;
 }
 
+std::vector<HybridPartFile> hybrid_parts(const fs::path& cpu_dir, std::string_view backend, const CpuInfo& cpu) {
+  std::vector<HybridPartFile> out;
+  std::error_code ec;
+  if (cpu.core_type == 0 || !fs::is_directory(cpu_dir, ec)) return out;
+  for (const auto& index : index_files(cpu_dir))
+    for (const auto& row : read_cpu_index(index, backend)) {
+      if (!row.core_type || !probe_rule_matches(row.rule, cpu)) continue;
+      const std::uint32_t native = row.native_model.value_or(0);
+      if (std::any_of(out.begin(), out.end(),
+                      [&](const HybridPartFile& p) { return p.core_type == *row.core_type && p.native_model == native; }))
+        continue;
+      const fs::path path = cpu_dir / row.file;
+      if (!fs::is_regular_file(path, ec))
+        throw Error(errc::not_found, fmt::format("{}: the events file '{}' of {} is not in {}", row.source.str(), row.file,
+                                                 row.name, cpu_dir.string()));
+      HybridPartFile part;
+      part.name = fs::path(row.file).stem().string();
+      std::replace(part.name.begin(), part.name.end(), '-', '_');
+      part.core_type = *row.core_type;
+      part.native_model = native;
+      part.own = row_matches(row, cpu);
+      part.file = {path, fmt::format("cpu/{} ({})", row.file, row.name)};
+      out.push_back(std::move(part));
+    }
+  // Linux perf's names, where one part has the core type: cpu_core (40H), cpu_atom (20H).
+  for (auto& p : out) {
+    const auto same = std::count_if(out.begin(), out.end(), [&](const HybridPartFile& q) { return q.core_type == p.core_type; });
+    if (same == 1 && p.core_type == 0x40) p.perf_pmu = "cpu_core";
+    if (same == 1 && p.core_type == 0x20) p.perf_pmu = "cpu_atom";
+  }
+  return out;
+}
+
 }  // namespace pmc::detail

@@ -177,6 +177,24 @@ Hal Hal::open(const Config& config) {
     }
     for (const auto& p : config.events_path) ctx->catalog.load(p, ctx->loaded->name);
     ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
+    // A hybrid CPU: each other core type's events and PMU, as on a core of that type.
+    if (std::filesystem::is_directory(extra, ec))
+      for (const auto& f : detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu)) {
+        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.file.shown, f.own, impl->cpu, {}, {}};
+        part.cpu.core_type = f.core_type;
+        part.cpu.native_model = f.native_model;
+        if (!f.own) {
+          part.catalog = chosen->catalog;
+          part.catalog.load(extra, ctx->loaded->name);
+          part.catalog.load(f.file.path, ctx->loaded->name);
+          for (const auto& p : config.events_path) part.catalog.load(p, ctx->loaded->name);
+          part.pmu = ctx->backend().pmu(part.cpu, part.catalog, verdict->match);
+        }
+        // This CPU's own part first.
+        impl->info.hybrid.insert(f.own ? impl->info.hybrid.begin() : impl->info.hybrid.end(),
+                                 {f.name, f.perf_pmu, f.core_type, f.file.shown, f.own});
+        ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
+      }
     ctx->models = impl->models;
     ctx->why = impl->why;
     ctx->profiling_backends = impl->profiling_backends;
@@ -242,6 +260,32 @@ const EventCatalog& Hal::events() const {
   return impl_->ctx->catalog;
 }
 
+namespace {
+
+const detail::CorePart& part_of(const detail::Context& ctx, std::string_view name) {
+  if (const detail::CorePart* p = ctx.part(name)) return *p;
+  std::string parts;
+  for (const auto& p : ctx.parts)
+    parts += (parts.empty() ? "" : ", ") + p.name + (p.perf_pmu.empty() ? "" : " (" + p.perf_pmu + ")");
+  throw Error(errc::not_found, ctx.parts.empty() ? fmt::format("no part '{}': the CPU ({}) is not a hybrid part", name,
+                                                               ctx.cpu.source)
+                                                 : fmt::format("no part '{}' of this hybrid CPU; its parts: {}", name, parts));
+}
+
+}  // namespace
+
+const EventCatalog& Hal::events(std::string_view part) const {
+  (void)require_backend();
+  const detail::CorePart& p = part_of(*impl_->ctx, part);
+  return p.own ? impl_->ctx->catalog : p.catalog;
+}
+
+const PmuInfo& Hal::pmu(std::string_view part) const {
+  (void)require_backend();
+  const detail::CorePart& p = part_of(*impl_->ctx, part);
+  return p.own ? impl_->ctx->pmu : p.pmu;
+}
+
 std::string Hal::access() const { return impl_->ctx ? std::string(detail::access_name(impl_->ctx->access)) : std::string(); }
 const std::string& Hal::access_reason() const { return impl_->access_reason; }
 
@@ -249,7 +293,7 @@ Encoding Hal::encode(std::string_view event) const {
   (void)require_backend();
   const detail::Context& ctx = *impl_->ctx;
   detail::count_encode();
-  return ctx.backend().encode(parse_event(event), ctx.pmu_context());
+  return ctx.encode(parse_event(event));
 }
 
 Session Hal::session(const Scope& scope) const {

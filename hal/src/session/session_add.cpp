@@ -95,7 +95,7 @@ void SessionImpl::unknown_event(const EventSpec& spec, const std::string& what) 
 Encoding SessionImpl::encode(const EventSpec& spec) const {
   count_encode();  // event_stats.hpp: the tests check that one event is encoded once
   try {
-    return ctx->backend().encode(spec, ctx->pmu_context());
+    return ctx->encode(spec);
   } catch (const Error& e) {
     if (e.kind() == errc::not_found && spec.pmu.empty() && !known_name(spec)) unknown_event(spec, e.what());
     throw;
@@ -116,6 +116,15 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
                               return names;
                             }()));
   }
+  // A hybrid CPU: the registers and the simulated device are those of the core the CPU was read
+  // on; another core type's events count under perf, on the CPUs of that type.
+  if (const CorePart* part = spec.pmu.empty() ? nullptr : ctx->part(spec.pmu);
+      part && !part->own && ctx->access != AccessKind::perf)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}' is an event of the {} cores of this hybrid CPU ({}), and access '{}' counts "
+                            "the core it was read on ({}): only access \"perf\" counts another core type's events, on "
+                            "the CPUs of that type",
+                            spec.text, part->name, part->shown, access_name(ctx->access), ctx->parts.front().name));
   if (ctx->access == AccessKind::perf) return add_perf_event(spec);
   Encoding enc = encode(spec);
   if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
@@ -254,12 +263,37 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
                             spec.text, ctx->cpu.source));
   Encoding enc = encode(spec);
+  // A hybrid CPU: the kernel's PMU of the event's core type (the CPU's own when unprefixed), one
+  // per session, since a perf group counts on one PMU.
+  const CorePart* part = ctx->parts.empty() ? nullptr : spec.pmu.empty() ? &ctx->parts.front() : ctx->part(spec.pmu);
+  if (!part && !ctx->parts.empty()) part = &ctx->parts.front();  // "BACKEND::EVENT": its own
+  if (part && !backend_events_.empty() && part != part_)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}' counts on the {} cores, and the session's events on the {} cores: access "
+                            "'perf' counts a session's events as one group, which the kernel keeps on one PMU; count "
+                            "each core type in a session of its own",
+                            spec.text, part->name, part_->name));
+  const PmuInfo& pmu = part && !part->own ? part->pmu : ctx->pmu;
+  PerfEventSpec raw = perf_raw_event(enc, (part && !part->own ? part->catalog : ctx->catalog).format());
+  if (part) {
+    if (part->perf_pmu.empty())
+      throw Error(errc::not_supported, fmt::format("event '{}': Linux perf's PMU for the {} cores is not known (two "
+                                                   "parts share core type {:#x})",
+                                                   spec.text, part->name, part->core_type));
+    const std::optional<std::uint32_t> type = perf_pmu_type(options.sysfs_root, part->perf_pmu);
+    if (!type)
+      throw Error(errc::not_supported,
+                  fmt::format("event '{}' counts on the {} cores ({}), and Linux perf exposes no {} PMU ({} missing)",
+                              spec.text, part->name, part->shown, part->perf_pmu,
+                              (options.sysfs_root / "bus/event_source/devices" / part->perf_pmu / "type").string()));
+    raw.type = *type;
+  }
   std::vector<Encoding> backend;
   for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
   backend.push_back(enc);
   std::vector<std::size_t> slots;
   try {
-    slots = schedule(ctx->pmu, backend);  // throws: nothing changed
+    slots = schedule(pmu, backend);  // throws: nothing changed
   } catch (const Error& e) {
     // Access "perf" counts a session's events as one group per target, which the kernel puts on
     // the counters at once: an exclusive event cannot share it (the register accesses multiplex).
@@ -273,7 +307,7 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
   const bool fresh = !perf_;
   std::size_t index = 0;
   try {
-    index = perf().add(perf_raw_event(enc, ctx->catalog.format()));
+    index = perf().add(raw);
   } catch (...) {
     if (fresh) perf_.reset();
     throw;
@@ -282,8 +316,9 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
   backend_events_.push_back(encodings.size() - 1);
   backend_groups_.push_back(next_group_);
   entries_.push_back({perf_.get(), index, nullptr});
+  part_ = part;
   for (std::size_t i = 0; i < backend_events_.size(); ++i)
-    entries_[backend_events_[i]].counter = &ctx->pmu.counters[slots[i]];
+    entries_[backend_events_[i]].counter = &pmu.counters[slots[i]];
 }
 
 }  // namespace pmc::detail

@@ -120,6 +120,7 @@ class SessionImpl {
   std::vector<std::size_t> backend_events_;  // indexes into encodings of the backend events
   std::vector<std::size_t> backend_groups_;  // parallel: the group each belongs to (add_group)
   std::size_t next_group_ = 0;
+  const CorePart* part_ = nullptr;  // hybrid CPU under access "perf": the core type of the events
   std::unique_ptr<CpuPin> pin_;                // access "msr": destroyed after the registers are stopped
   std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"
   std::unique_ptr<PerfAccess> perf_;           // software events, and access "perf"

@@ -76,6 +76,18 @@ BOOST_AUTO_TEST_CASE(pmu_lookup_in_a_sysfs_tree) {
   BOOST_TEST(cpu.directory == (tmp.path() / "bus/event_source/devices/cpu").string());
 }
 
+// A hybrid part's events are opened with the type of their core type's PMU.
+BOOST_AUTO_TEST_CASE(a_pmus_perf_type_from_sysfs) {
+  pmc_test::TempDir tmp;
+  BOOST_TEST(!pmc::detail::perf_pmu_type(tmp.path(), "cpu_atom"));
+  pmc_test::spit(tmp.path() / "bus/event_source/devices/cpu_core/type", "8\n");
+  pmc_test::spit(tmp.path() / "bus/event_source/devices/cpu_atom/type", "10\n");
+  pmc_test::spit(tmp.path() / "bus/event_source/devices/broken/type", "ten\n");
+  BOOST_TEST(pmc::detail::perf_pmu_type(tmp.path(), "cpu_core").value_or(0) == 8u);
+  BOOST_TEST(pmc::detail::perf_pmu_type(tmp.path(), "cpu_atom").value_or(0) == 10u);
+  BOOST_TEST(!pmc::detail::perf_pmu_type(tmp.path(), "broken"));
+}
+
 BOOST_AUTO_TEST_CASE(this_machine) {
   const bool pmu = pmc::detail::find_perf_pmu().exposed;
   {

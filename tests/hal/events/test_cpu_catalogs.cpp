@@ -197,6 +197,72 @@ BOOST_AUTO_TEST_CASE(a_hybrid_dump_loads_the_file_of_its_core_type) {
   BOOST_TEST(loaded(tree.open(dump(0x00090672))).empty());
 }
 
+// Every core type of a hybrid CPU is a part with its own events and PMU (docs/event-format.md,
+// "Hybrid parts"): the one the CPU was read on is the Hal's, the others are named by their file
+// or by Linux perf's PMU; `PART::EVENT` encodes with that part's events.
+BOOST_AUTO_TEST_CASE(a_hybrid_cpu_has_each_core_type_as_a_part) {
+  Tree tree;
+  const pmc::Hal p = tree.open(dump(0x00090672, 0x40000001));  // read on a P-core
+  const auto& parts = p.backend()->hybrid;
+  BOOST_REQUIRE(parts.size() == 2u);
+  BOOST_TEST(parts[0].name == "adl_glc");
+  BOOST_TEST(parts[0].perf_pmu == "cpu_core");
+  BOOST_TEST(parts[0].own);
+  BOOST_TEST(parts[0].core_type == 0x40u);
+  BOOST_TEST(parts[1].name == "adl_grt");
+  BOOST_TEST(parts[1].perf_pmu == "cpu_atom");
+  BOOST_TEST(!parts[1].own);
+  BOOST_TEST(parts[1].shown == "cpu/adl-grt.toml (Alder Lake E-core)");
+  // Each part's events: the E-core's are not the Hal's own, and are there by either name.
+  BOOST_TEST(!p.events().find("GRT.EVENT"));
+  BOOST_TEST(p.events("adl_grt").find("GRT.EVENT"));
+  BOOST_TEST(p.events("CPU_ATOM").find("GRT.EVENT"));
+  BOOST_TEST(!p.events("cpu_atom").find("GLC.EVENT"));
+  BOOST_TEST(&p.events("cpu_core") == &p.events());
+  BOOST_TEST(p.events("adl_grt").find("BASE.EVENT"));  // the backend's own files too
+  BOOST_TEST(p.pmu("adl_grt").name == p.pmu().name);
+  // Encoding: EN, USR, umask 04, event A3, with the part in the canonical form.
+  const pmc::Encoding e = p.encode("adl_grt::GRT.EVENT:u");
+  BOOST_TEST(e.config == 0x4104A3u);
+  BOOST_TEST(e.canonical.rfind("adl_grt::GRT.EVENT:", 0) == 0, e.canonical);
+  BOOST_TEST(e.event == "adl_grt::GRT.EVENT:u");
+  BOOST_TEST(p.encode("cpu_core::GLC.EVENT").canonical.rfind("adl_glc::GLC.EVENT", 0) == 0);
+  BOOST_TEST(p.encode("GLC.EVENT").canonical.rfind("archperf::GLC.EVENT", 0) == 0);
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const pmc::Error& err) {
+      return std::string(err.what());
+    }
+    return std::string("(no error)");
+  };
+  const std::string wrong = message([&] { (void)p.encode("cpu_atom::GLC.EVENT"); });
+  BOOST_TEST(wrong.find("unknown event 'GLC.EVENT'") != std::string::npos, wrong);
+  BOOST_TEST(wrong.find("(on adl_grt, cpu/adl-grt.toml (Alder Lake E-core))") != std::string::npos, wrong);
+  const std::string nopart = message([&] { (void)p.events("cpu_lowpower"); });
+  BOOST_TEST(nopart.find("no part 'cpu_lowpower' of this hybrid CPU; its parts: adl_glc (cpu_core), adl_grt (cpu_atom)") !=
+                 std::string::npos,
+             nopart);
+  // The simulated device is the P-core the CPU was read on: an E-core event is refused there.
+  pmc::Session s = p.session();
+  s.add("cpu_core::GLC.EVENT");
+  const std::string refused = message([&] { s.add("adl_grt::GRT.EVENT"); });
+  BOOST_TEST(refused.find("is an event of the adl_grt cores of this hybrid CPU") != std::string::npos, refused);
+  BOOST_TEST(refused.find("access 'sim' counts the core it was read on (adl_glc)") != std::string::npos, refused);
+  BOOST_TEST(s.encodings().size() == 1u);
+  // Read on an E-core, the parts swap roles.
+  const pmc::Hal e_core = tree.open(dump(0x00090672, 0x20000001));
+  BOOST_TEST(e_core.backend()->hybrid.at(0).name == "adl_grt");
+  BOOST_TEST(e_core.events().find("GRT.EVENT"));
+  BOOST_TEST(e_core.events("cpu_core").find("GLC.EVENT"));
+  // A CPU that is not hybrid has no parts.
+  const pmc::Hal skl = tree.open(dump(0x000506E3));
+  BOOST_TEST(skl.backend()->hybrid.empty());
+  const std::string none = message([&] { (void)skl.events("cpu_atom"); });
+  BOOST_TEST(none.find("no part 'cpu_atom': the CPU") != std::string::npos, none);
+  BOOST_TEST(none.find("is not a hybrid part") != std::string::npos, none);
+}
+
 // Leaf 1AH from either dump format, and only where leaf 0 says the CPU has it.
 BOOST_AUTO_TEST_CASE(dumps_give_the_core_type_of_leaf_1ah) {
   const char* aida = "CPUID 00000000: 00000020-756E6547-6C65746E-49656E69\n"
