@@ -96,9 +96,12 @@ const pmc::EmulatedSignal* signal_of(const pmc::SignalMap& map, const std::strin
 // "branches (Bc + Bi)", "2 x instructions (Ir)" for what an event counts.
 std::string reads_text(const pmc::SignalMap& map, const pmc::EmulatedEvent& e) {
   std::string out;
-  for (const auto& [signal, per] : e.reads)
+  for (const auto& [signal, per] : e.reads) {
+    // A catalog event's own signal bears the event's name: say what it stands for instead.
+    const pmc::EmulatedSignal* sig = signal_of(map, signal);
     out += fmt::format("{}{}{} ({})", out.empty() ? "" : " + ", per == 1 ? std::string() : fmt::format("{} x ", per),
-                       signal, terms_of(map, signal));
+                       sig && sig->event_signal ? sig->meaning : signal, terms_of(map, signal));
+  }
   return out;
 }
 

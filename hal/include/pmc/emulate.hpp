@@ -152,17 +152,26 @@ struct EmulatedSignal {
   std::vector<Quantity> terms;     // added up (Dr + Dw)
   std::string meaning;             // "loads and stores"
   std::string note;                // how it differs from the real PMU's, when it does
+  // Named after a catalog event of this CPU ("MEM_INST_RETIRED.ALL_LOADS", "LS_DISPATCH:LD_DISPATCH"):
+  // the model counts it for that event only, and that event counts it alone.
+  bool event_signal = false;
 };
 // A signal the model counts that the emulation could produce on another CPU, not this one.
 struct WithheldSignal {
   std::string signal;
   std::string reason;
 };
+// A catalog event of this CPU that the rules say cannot be emulated, and why.
+struct RefusedEvent {
+  std::string event;               // as the rules name it ("BR_INST_RETIRED.NEAR_TAKEN")
+  std::string reason;
+};
 struct PMC_API SignalMap {
   std::string model;               // the device model ("p6")
   std::vector<EmulatedSignal> signals;
   std::vector<WithheldSignal> withheld;
-  // "instructions, branches (Bc + Bi), ..." for messages.
+  std::vector<RefusedEvent> refused;
+  // "instructions (Ir), branches (Bc + Bi), ..." for messages (the signals of catalog events counted).
   [[nodiscard]] std::string describe() const;
 };
 // The signals of the Hal's device model, for these caches. Throws not_supported without a backend.

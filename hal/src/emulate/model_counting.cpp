@@ -3,6 +3,9 @@
 // count of one event, each source line's totals run on the model as a staircase of segments.
 #include "model_counting.hpp"
 
+#include "catalog_rules.hpp"
+#include "text.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
 #include <pmc/hal.hpp>
@@ -79,6 +82,51 @@ EmulationVerdict refuse(std::string reason) {
   return v;
 }
 
+// The verdict of a catalog event by its own rule (key: its name as the rules give it): counted
+// through the signal named after it, withheld on these caches, or refused by the rules with their
+// reason; nullopt when the rules do not name it.
+std::optional<EmulationVerdict> event_signal_verdict(const Hal& hal, const SignalMap& map, std::string_view event,
+                                                     const std::string& key, const std::string& with) {
+  const auto same = [&](const std::string& name) { return detail::iequal(name, key); };
+  const auto own = std::find_if(map.signals.begin(), map.signals.end(),
+                                [&](const EmulatedSignal& s) { return s.event_signal && same(s.signal); });
+  if (own != map.signals.end()) {
+    const Signal id = signal(own->signal);
+    const std::uint64_t a11 = probe(hal, event, {{1, Mode::user, {{id, 1}}}});
+    const std::uint64_t a21 = probe(hal, event, {{2, Mode::user, {{id, 1}}}});
+    const std::uint64_t a12 = probe(hal, event, {{1, Mode::user, {{id, 2}}}});
+    if (a11 == 0 && a21 == 0 && a12 == 0) {
+      if (probe(hal, event, {{1, Mode::kernel, {{id, 1}}}}) != 0)
+        return refuse("it counts kernel mode only, and the emulation sees the program's user mode only");
+      return refuse(fmt::format(
+          "the rules give it {} as the signal {}, and the {} device model counts nothing{} for that signal", [&] {
+            std::string t;
+            for (Quantity q : own->terms) t += (t.empty() ? "" : " + ") + std::string(quantity_name(q));
+            return t;
+          }(), own->signal, map.model, with));
+    }
+    if (a11 == 0 || a21 != 2 * a11 || a12 != 2 * a11)
+      return refuse(fmt::format(
+          "its count{} of {} is not in proportion to the occurrences (1 per cycle for 1 cycle: {}, for 2 cycles: {}; "
+          "2 in 1 cycle: {}): it depends on how they spread over cycles, which the emulation does not know",
+          with, own->signal, a11, a21, a12));
+    EmulationVerdict v;
+    v.producible = true;
+    v.reads.emplace_back(own->signal, a11);
+    return v;
+  }
+  for (const WithheldSignal& w : map.withheld)
+    if (same(w.signal)) return refuse(fmt::format("it counts the {} signal: {}", w.signal, w.reason));
+  for (const RefusedEvent& r : map.refused)
+    if (same(r.event)) return refuse(r.reason);
+  // A rule for the event whatever its unit mask ("EVENT" for "EVENT:MASK").
+  const auto colon = key.find(':');
+  if (colon != std::string::npos)
+    for (const RefusedEvent& r : map.refused)
+      if (detail::iequal(r.event, std::string_view(key).substr(0, colon))) return refuse(r.reason);
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace detail {
@@ -94,45 +142,56 @@ void require_sim(const Hal& hal) {
 // One probe of an event on the model: a fresh session (no edge-detector memory carried over)
 
 
-// Counts one event over every line of the activity.
+std::vector<const EmulatedSignal*> signals_read(const SignalMap& map, const EmulatedEvent& event) {
+  std::vector<const EmulatedSignal*> out;
+  for (const EmulatedSignal& s : map.signals)
+    if (std::any_of(event.reads.begin(), event.reads.end(), [&](const auto& r) { return r.first == s.signal; }))
+      out.push_back(&s);
+  return out;
+}
+
+void line_segments(const std::vector<const EmulatedSignal*>& signals, const Activity& activity, Workload& out) {
+  // The line's totals as a staircase: while a signal's total is not reached it occurs once per
+  // cycle, so the segments' cycles are the largest total and every rule that adds
+  // cycles x occurrences counts each total exactly.
+  out.clear();
+  std::vector<std::pair<std::uint64_t, Signal>> totals;
+  for (const EmulatedSignal* s : signals) {
+    const std::uint64_t t = sum_terms(activity, s->terms);
+    if (t) totals.emplace_back(t, signal(s->signal));
+  }
+  std::sort(totals.begin(), totals.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<SignalCount> counts;
+  std::uint64_t done = 0;
+  for (std::size_t k = 0; k < totals.size(); ++k) {
+    if (totals[k].first == done) continue;
+    counts.clear();
+    for (std::size_t j = k; j < totals.size(); ++j) counts.push_back({totals[j].second, 1});
+    Segment seg;
+    seg.cycles = totals[k].first - done;
+    seg.mode = Mode::user;
+    seg.signals = counts;
+    out.add(seg);
+    done = totals[k].first;
+  }
+}
+
+// Counts one event over every line of the activity, with the signals it reads (the others count
+// nothing for it, and a catalog event's own signal is fed to that event alone).
 void count_one(const Hal& hal, const SignalMap& map, const ProgramActivity& activity, EmulatedEvent& result,
                std::vector<std::uint64_t>& per_line) {
-  std::vector<Signal> ids;
-  for (const EmulatedSignal& s : map.signals) ids.push_back(signal(s.signal));
+  const std::vector<const EmulatedSignal*> used = signals_read(map, result);
   Session session = hal.session();
   session.add(result.event);
   per_line.assign(activity.lines.size(), 0);
   Workload w;
-  w.reserve(ids.size(), ids.size() * ids.size());
-  std::vector<std::pair<std::uint64_t, Signal>> totals;
-  std::vector<SignalCount> signals;
+  w.reserve(used.size(), used.size() * used.size());
   std::uint64_t value = 0, previous = 0;
   WorkloadRun last;
   session.start();
   for (std::size_t i = 0; i < activity.lines.size(); ++i) {
-    // The line's totals as a staircase: while a signal's total is not reached it occurs once per
-    // cycle, so the segments' cycles are the largest total and every rule that adds
-    // cycles x occurrences counts each total exactly.
-    totals.clear();
-    for (std::size_t s = 0; s < ids.size(); ++s) {
-      const std::uint64_t t = sum_terms(activity.lines[i].activity, map.signals[s].terms);
-      if (t) totals.emplace_back(t, ids[s]);
-    }
-    if (totals.empty()) continue;
-    std::sort(totals.begin(), totals.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    w.clear();
-    std::uint64_t done = 0;
-    for (std::size_t k = 0; k < totals.size(); ++k) {
-      if (totals[k].first == done) continue;
-      signals.clear();
-      for (std::size_t j = k; j < totals.size(); ++j) signals.push_back({totals[j].second, 1});
-      Segment seg;
-      seg.cycles = totals[k].first - done;
-      seg.mode = Mode::user;
-      seg.signals = signals;
-      w.add(seg);
-      done = totals[k].first;
-    }
+    line_segments(used, activity.lines[i].activity, w);
+    if (w.empty()) continue;
     last = session.run(w);
     session.read(std::span<std::uint64_t>(&value, 1));
     per_line[i] = value - previous;
@@ -162,8 +221,15 @@ EmulationVerdict check_emulated_event(const Hal& hal, const SignalMap& map, std:
     if (s.read().front().hal)
       return refuse("it is a HAL event (time or an OS count of this process), not the emulated program's");
   }
+  // The model's own signals first (any event may count them); a catalog event's signal only when
+  // the event counts none of those (so nothing is counted twice).
   std::vector<Signal> ids;
-  for (const EmulatedSignal& s : map.signals) ids.push_back(signal(s.signal));
+  std::vector<const EmulatedSignal*> generic;
+  for (const EmulatedSignal& s : map.signals)
+    if (!s.event_signal) {
+      ids.push_back(signal(s.signal));
+      generic.push_back(&s);
+    }
   const std::string shaping = shaping_modifiers(hal, spec);
   const std::string with = shaping.empty() ? std::string() : fmt::format(" with {}", shaping);
 
@@ -188,8 +254,8 @@ EmulationVerdict check_emulated_event(const Hal& hal, const SignalMap& map, std:
             "its count{} of {} is not in proportion to the occurrences (1 per cycle for 1 cycle: {}, for 2 "
             "cycles: {}; 2 in 1 cycle: {}): it depends on how they spread over cycles, which the emulation does not "
             "know",
-            with, map.signals[i].signal, a11, a21, a12));
-      v.reads.emplace_back(map.signals[i].signal, a11);
+            with, generic[i]->signal, a11, a21, a12));
+      v.reads.emplace_back(generic[i]->signal, a11);
       sum += a11;
     }
     if (!v.reads.empty() && sum != together)
@@ -199,6 +265,10 @@ EmulationVerdict check_emulated_event(const Hal& hal, const SignalMap& map, std:
       return refuse(fmt::format("its count{} depends on how the activity spreads over cycles", with));
     v.producible = true;
     return v;
+  }
+  const std::string key = detail::catalog_event_key(hal, event);
+  if (!key.empty()) {
+    if (auto own = event_signal_verdict(hal, map, event, key, with)) return std::move(*own);
   }
   for (const WithheldSignal& w : map.withheld)
     if (probe(hal, event, {{1, Mode::user, {{signal(w.signal), 1}}}}) != 0)

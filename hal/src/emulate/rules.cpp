@@ -5,6 +5,7 @@
 // in its folder, sim/models/<model>/emulation.toml (share/pmchal/emulation/<model>.toml), looked
 // up by the PMU's device_model. A rule's conditions are data too, evaluated here generically.
 #include "cachegrind.hpp"
+#include "catalog_rules.hpp"
 #include "toml_util.hpp"
 
 #include <pmc/cpu.hpp>
@@ -30,11 +31,15 @@ namespace {
 
 // A condition on the simulated caches: where it fails, the signal is withheld (and its events
 // refused with the reason) rather than left out, since the model counts it on such CPUs too.
-enum class CacheCondition { none, ll_is_l2 };
+enum class CacheCondition { none, ll_is_l2, ll_is_l3 };
 
 constexpr std::string_view kL2Reason =
     "it counts L2 misses or requests reaching the last level; the emulation simulates two cache levels (L1 and the "
     "last), and this CPU's last level is its L3, with an L2 between";
+
+constexpr std::string_view kL3Reason =
+    "it counts L3 misses, and the simulated last level stands for this CPU's L2 (the CPU description gives no L3: "
+    "see the caches in the report)";
 
 struct Rule {
   EmulatedSignal signal;
@@ -98,10 +103,10 @@ Rule read_rule(const toml::table& t, const Notes& notes) {
     r.signal.note = it->second;
   }
   if (const auto when = detail::get_string(t, "when")) {
-    if (*when != "ll_is_l2")
+    if (*when != "ll_is_l2" && *when != "ll_is_l3")
       detail::fail_at(detail::node_of(t, "when"), errc::invalid_argument,
-                      fmt::format("unknown condition '{}' (expected: ll_is_l2)", *when));
-    r.when = CacheCondition::ll_is_l2;
+                      fmt::format("unknown condition '{}' (expected: ll_is_l2, ll_is_l3)", *when));
+    r.when = *when == "ll_is_l2" ? CacheCondition::ll_is_l2 : CacheCondition::ll_is_l3;
   }
   if (const auto vendors = detail::get_strings(t, "vendors")) {
     if (vendors->empty())
@@ -148,9 +153,8 @@ void read_file(const std::filesystem::path& file, bool generic, Notes& notes, st
 
 // The generic rules, then the model's own (when it has a file: a model may count the generic
 // signals only), in the files' order.
-std::vector<Rule> rules_for(std::string_view model) {
+std::vector<Rule> rules_for(std::string_view model, Notes& notes) {
   const std::filesystem::path dir = default_paths().data / "emulation";
-  Notes notes;
   std::vector<Rule> out;
   read_file(dir / "generic.toml", true, notes, out);
   if (!model.empty() && model.find('/') == std::string_view::npos) {
@@ -173,11 +177,42 @@ std::string terms_text(const std::vector<Quantity>& terms) {
   return out;
 }
 
+// Where a rule's cache condition fails: the reason its signal is withheld ("" where it holds).
+std::string_view withheld_because(const Rule& r, const CacheHierarchy& caches) {
+  if (r.when == CacheCondition::ll_is_l2 && caches.ll_level != 2) return kL2Reason;
+  if (r.when == CacheCondition::ll_is_l3 && caches.ll_level != 3) return kL3Reason;
+  return {};
+}
+
+// Reads one catalog event's entry as a [[signal]] rule: its signal, or the reason it is withheld.
+std::optional<std::string> read_event_rule(const toml::table& t, const Notes& notes, const CacheHierarchy& caches,
+                                           EmulatedSignal& out) {
+  Rule r = read_rule(t, notes);
+  if (!r.vendors.empty() || r.family_min)
+    detail::fail_at(detail::node_of(t, r.vendors.empty() ? "family_min" : "vendors"), errc::invalid_argument,
+                    "a catalog event's rule takes no CPU condition (its catalog is the condition)");
+  out = std::move(r.signal);
+  out.event_signal = true;
+  const std::string_view why = withheld_because(r, caches);
+  if (!why.empty()) return std::string(why);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string SignalMap::describe() const {
   std::string out;
-  for (const EmulatedSignal& s : signals) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", s.signal, terms_text(s.terms));
+  std::size_t events = 0;
+  for (const EmulatedSignal& s : signals) {
+    if (s.event_signal) {
+      ++events;
+      continue;
+    }
+    out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", s.signal, terms_text(s.terms));
+  }
+  if (events)
+    out += fmt::format("{}and {} signal{} named after the catalog events they count", out.empty() ? "" : ", ", events,
+                       events == 1 ? "" : "s");
   return out;
 }
 
@@ -186,13 +221,24 @@ SignalMap emulated_signals(const Hal& hal, const CacheHierarchy& caches) {
   SignalMap map;
   map.model = hal.pmu().device_model;
   const CpuInfo& cpu = hal.cpu();
-  for (Rule& r : rules_for(map.model)) {
+  Notes notes;
+  for (Rule& r : rules_for(map.model, notes)) {
     if (!on_this_cpu(r, cpu)) continue;
-    if (r.when == CacheCondition::ll_is_l2 && caches.ll_level != 2) {
-      map.withheld.push_back({std::move(r.signal.signal), std::string(kL2Reason)});
+    const std::string_view why = withheld_because(r, caches);
+    if (!why.empty()) {
+      map.withheld.push_back({std::move(r.signal.signal), std::string(why)});
       continue;
     }
     map.signals.push_back(std::move(r.signal));
+  }
+  // The catalog events' own signals: sim/models/<model>/emulation-events.toml.
+  if (!map.model.empty() && map.model.find('/') == std::string::npos) {
+    const std::filesystem::path file = default_paths().data / "emulation" / (map.model + "-events.toml");
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec))
+      detail::add_catalog_rules(hal, file, map, [&](const toml::table& t, EmulatedSignal& s) {
+        return read_event_rule(t, notes, caches, s);
+      });
   }
   return map;
 }
