@@ -38,6 +38,9 @@ struct AccessOptions {
   std::filesystem::path msr_root = "/dev/cpu";  // <root>/<cpu>/msr
   std::filesystem::path proc_root = "/proc";    // <root>/sys/kernel/nmi_watchdog, perf_event_paranoid
   std::filesystem::path sysfs_root = "/sys";    // <root>/bus/event_source/devices/cpu
+  // A hybrid part's PMU ("cpu_atom"): access "perf" opens CPU-wide events only on the CPUs of
+  // <root>/bus/event_source/devices/<perf_pmu>/cpus; "" for every CPU.
+  std::string perf_pmu;
   bool load_msr_module = true;                  // run `modprobe msr` when the device is missing (root only)
   // Multiplexing on the register path (more event sets than one): how long each set stays on
   // the counters before the next one is programmed. Access "sim": cycles of the workload

@@ -7,6 +7,7 @@
 #include <pmc/error.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <fstream>
 #include <cstring>
 
 namespace pmc::detail {
@@ -88,13 +90,34 @@ PerfAccess::PerfAccess(const Scope& scope, AccessOptions options) : scope_(scope
     }
     case Scope::Kind::cpu:
       if (scope_.cpu < 0) throw Error(errc::invalid_argument, fmt::format("scope CPU {}: not a CPU number", scope_.cpu));
+      if (const auto of_pmu = pmu_cpus(); of_pmu && std::find(of_pmu->begin(), of_pmu->end(), scope_.cpu) == of_pmu->end())
+        throw Error(errc::not_supported, fmt::format("scope CPU {}: not a CPU of the {} PMU (its CPUs: {})", scope_.cpu,
+                                                     options_.perf_pmu, fmt::join(*of_pmu, ",")));
       targets_.push_back({-1, scope_.cpu, {}, {}, {}, {}, {}, false});
       break;
     case Scope::Kind::each_cpu:
-    case Scope::Kind::all_cpus:
-      for (int c : online_cpus(options_.sysfs_root)) targets_.push_back({-1, c, {}, {}, {}, {}, {}, false});
+    case Scope::Kind::all_cpus: {
+      const auto of_pmu = pmu_cpus();
+      for (int c : online_cpus(options_.sysfs_root))
+        if (!of_pmu || std::find(of_pmu->begin(), of_pmu->end(), c) != of_pmu->end())
+          targets_.push_back({-1, c, {}, {}, {}, {}, {}, false});
+      if (targets_.empty())
+        throw Error(errc::not_supported, fmt::format("{}: no online CPU is a CPU of the {} PMU", scope_.describe(),
+                                                     options_.perf_pmu));
       break;
+    }
   }
+}
+
+// The CPUs of a hybrid part's PMU (AccessOptions::perf_pmu), as sysfs lists them; nullopt: all.
+std::optional<std::vector<int>> PerfAccess::pmu_cpus() const {
+  if (options_.perf_pmu.empty()) return std::nullopt;
+  const fs::path file = options_.sysfs_root / "bus" / "event_source" / "devices" / options_.perf_pmu / "cpus";
+  std::ifstream in(file);
+  std::string text;
+  if (!std::getline(in, text))
+    throw Error(errc::not_supported, fmt::format("{}: cannot read the CPUs of the {} PMU", file.string(), options_.perf_pmu));
+  return parse_sysfs_cpu_list(text);
 }
 
 PerfAccess::~PerfAccess() {

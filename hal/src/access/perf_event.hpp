@@ -154,6 +154,9 @@ inline constexpr const char* kPerfLevelNames[5] = {"user", "kernel", "hypervisor
 
 class PerfAccess final : public Access {
  public:
+  // The CPUs of the hybrid part's PMU the options name (AccessOptions::perf_pmu), as sysfs lists
+  // them; nullopt: every CPU. Throws when sysfs does not say.
+  [[nodiscard]] std::optional<std::vector<int>> pmu_cpus() const;
   // Data pages of each sampling event's ring buffer (plus one header page): 256 KiB with 4 KiB
   // pages, 16,384 samples of 16 bytes. Halved while the kernel refuses the mapping
   // (perf_event_mlock_kb for users without CAP_IPC_LOCK).

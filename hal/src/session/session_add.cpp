@@ -287,6 +287,13 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
                               spec.text, part->name, part->shown, part->perf_pmu,
                               (options.sysfs_root / "bus/event_source/devices" / part->perf_pmu / "type").string()));
     raw.type = *type;
+    // CPU-wide scopes count on the part's CPUs only (the PMU refuses the others).
+    if (!perf_) options.perf_pmu = part->perf_pmu;
+    if (options.perf_pmu != part->perf_pmu && scope.kind != Scope::Kind::thread && scope.kind != Scope::Kind::process)
+      throw Error(errc::not_supported,
+                  fmt::format("event '{}' counts on the {} cores, and this session's perf events were opened on every "
+                              "CPU of {}: add it first, or count it in a session of its own",
+                              spec.text, part->name, scope.describe()));
   }
   std::vector<Encoding> backend;
   for (std::size_t i : backend_events_) backend.push_back(encodings[i]);

@@ -365,6 +365,52 @@ BOOST_AUTO_TEST_CASE(cpu_scopes) {
   }
 }
 
+// A hybrid part's PMU (AccessOptions::perf_pmu) counts CPU-wide only on its CPUs, as sysfs's
+// devices/<pmu>/cpus lists them: here a sysfs tree of this test's with CPU 0 online and in
+// cpu_atom, so each_cpu opens one software event, on CPU 0; a CPU scope outside it is refused.
+BOOST_AUTO_TEST_CASE(a_hybrid_parts_pmu_counts_on_its_cpus) {
+  pmc_test::TempDir tmp;
+  pmc::detail::AccessOptions options;
+  options.sysfs_root = tmp.path();
+  options.perf_pmu = "cpu_atom";
+  pmc_test::spit(tmp.path() / "devices/system/cpu/online", "0\n");
+  pmc_test::spit(tmp.path() / "bus/event_source/devices/cpu_atom/cpus", "0\n");
+  pmc::detail::PerfEventSpec e;
+  e.event = "cpu-clock";
+  e.config = PERF_COUNT_SW_CPU_CLOCK;
+  {
+    pmc::detail::PerfAccess perf(pmc::Scope::each_cpu(), options);
+    try {
+      perf.add(e);
+    } catch (const pmc::Error& err) {
+      BOOST_TEST(geteuid() != 0u, err.what());  // unprivileged at perf_event_paranoid >= 1
+      return;
+    }
+    perf.start();
+    touch_pages(10);
+    perf.stop();
+    const auto counts = perf.read();
+    BOOST_REQUIRE_EQUAL(counts.size(), 1u);
+    BOOST_REQUIRE_EQUAL(counts[0].size(), 1u);
+    BOOST_TEST(counts[0][0].cpu == 0);
+  }
+  pmc_test::spit(tmp.path() / "devices/system/cpu/online", "0-1\n");
+  pmc_test::spit(tmp.path() / "bus/event_source/devices/cpu_atom/cpus", "1\n");
+  try {
+    pmc::detail::PerfAccess perf(pmc::Scope::on_cpu(0), options);
+    BOOST_ERROR("CPU 0 was taken for a cpu_atom CPU");
+  } catch (const pmc::Error& err) {
+    BOOST_TEST(std::string(err.what()) == "scope CPU 0: not a CPU of the cpu_atom PMU (its CPUs: 1)");
+  }
+  options.perf_pmu = "cpu_core";  // no such directory in this tree
+  try {
+    pmc::detail::PerfAccess perf(pmc::Scope::each_cpu(), options);
+    BOOST_ERROR("a PMU without a cpus file was accepted");
+  } catch (const pmc::Error& err) {
+    BOOST_TEST(std::string(err.what()).find("cannot read the CPUs of the cpu_core PMU") != std::string::npos, err.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(permission_message_names_perf_event_paranoid) {
   // Unprivileged, at perf_event_paranoid >= 2, counting kernel mode is refused and ':u' is not.
   // Run in a child that drops root (when the tests run as root) so this holds on any machine.
