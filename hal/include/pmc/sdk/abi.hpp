@@ -21,7 +21,7 @@
 namespace pmc {
 
 inline constexpr std::uint32_t kAbiMajor = 2;
-inline constexpr std::uint32_t kAbiMinor = 0;
+inline constexpr std::uint32_t kAbiMinor = 1;  // 2.1: pmc_model_descriptor::signal_of
 inline constexpr std::uint32_t kAbiPatch = 0;
 inline constexpr std::uint32_t kAbiVersion = (kAbiMajor << 24) | (kAbiMinor << 16) | kAbiPatch;
 
