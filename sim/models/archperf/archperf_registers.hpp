@@ -22,7 +22,8 @@ inline constexpr std::uint64_t kAnyThread = 1ULL << 21;  // v3+, unless deprecat
 // to parts with TSX / PEBS, which the model does not have [U].
 inline constexpr std::uint64_t kSelHigh = 0xFFFFFFFF00000000ULL;
 // EQ (bit 36) and UMASK2 (bits 47:40), which Intel's lists give events of its newest cores
-// (docs/hardware/archperf.md 3.1a): accepted from version 5 and held, not interpreted [U].
+// (docs/hardware/archperf.md 3.1a): accepted from version 5. UMASK2 is part of the signal the
+// select reads (raw.0xVVUUEE); EQ is held, not interpreted (CMASK compares >=) [U].
 inline constexpr std::uint64_t kSelEqUmask2 = (1ULL << 36) | (0xFFULL << 40);
 // The extra MSRs model-specific events need (docs/hardware/archperf.md 3.1a: offcore response
 // 1A6H/1A7H, load latency 3F6H, frontend 3F7H; 3E0H-3E3H of Intel's newest lists): the model holds

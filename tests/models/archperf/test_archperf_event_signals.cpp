@@ -209,3 +209,17 @@ BOOST_AUTO_TEST_CASE(bad_event_named_signals_are_refused_before_anything_counts)
       pmc::parse_workload("[[segment]]\ncycles = 10\nsignals = { \"NO_SUCH_EVENT.X\" = 1, \"l2-requests.m\" = 1 }\n", "o");
   BOOST_TEST(count1(hal, other, "MEM_LOAD_RETIRED.L3_MISS") == 0u);
 }
+
+BOOST_AUTO_TEST_CASE(umask2_is_part_of_the_signal) {
+  // Arrow Lake's Lion Cove list: ITLB_MISSES.STLB_HIT is event 11H, unit mask 20H, UMASK2 01H
+  // (bits 47:40): its select reads raw.0x012011, not raw.0x2011.
+  const pmc::Hal hal = pmc::Hal::open(config_for("intel-arl-lnc.txt"));
+  const pmc::Encoding e = hal.encode("ITLB_MISSES.STLB_HIT");
+  BOOST_TEST_REQUIRE(((e.config >> 40) & 0xFF) == 0x01u);
+  const pmc::Workload named =
+      pmc::parse_workload("[[segment]]\ncycles = 100\nsignals = { \"ITLB_MISSES.STLB_HIT\" = 2 }\n", "named");
+  BOOST_TEST(count1(hal, named, "ITLB_MISSES.STLB_HIT") == 200u);
+  const pmc::Workload raw = pmc::parse_workload(
+      "[[segment]]\ncycles = 100\nsignals = { \"raw.0x012011\" = 3, \"raw.0x2011\" = 5 }\n", "raw");
+  BOOST_TEST(count1(hal, raw, "ITLB_MISSES.STLB_HIT") == 300u);
+}
