@@ -359,7 +359,7 @@ class Pmuv3 final : public pmc::Device {
 
 const pmc::pmc_model_descriptor descriptor{pmc::kAbiVersion, sizeof(pmc::pmc_model_descriptor), "armv8",
                                            "the Arm PMUv3 (ARMv8-A): PMCR_EL0.N event counters and the cycle counter",
-                                           &pmc::make_device<Pmuv3>};
+                                           &pmc::make_device<Pmuv3>, nullptr};
 
 }  // namespace armv8_model
 

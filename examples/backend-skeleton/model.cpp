@@ -102,7 +102,7 @@ class ToyDevice final : public pmc::Device {
 
 const pmc::pmc_model_descriptor descriptor{pmc::kAbiVersion, sizeof(pmc::pmc_model_descriptor), "toy",
                                            "the imaginary toy PMU (one 32-bit counter)",
-                                           &pmc::make_device<ToyDevice>};
+                                           &pmc::make_device<ToyDevice>, nullptr};
 
 }  // namespace toy
 

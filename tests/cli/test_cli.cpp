@@ -666,6 +666,28 @@ BOOST_FIXTURE_TEST_CASE(invalid_workload_value, Cli) {
   fails(args({{"stat"}, kP3, {"--workload", file.string()}}), {file.string() + ":4:8:", "sideways"});
 }
 
+BOOST_FIXTURE_TEST_CASE(workload_signals_named_after_catalog_events, Cli) {
+  // docs/workload-format.md, "Signals named after events": on the simulated Skylake client,
+  // 1,000 cycles with 3 MEM_LOAD_RETIRED.L3_MISS per cycle, then 500 with none.
+  const fs::path file = tmp.path() / "l3-miss.toml";
+  spit(file,
+       "[[segment]]\ncycles = 1000\nsignals = { \"MEM_LOAD_RETIRED.L3_MISS\" = 3 }\n"
+       "[[segment]]\ncycles = 500\n");
+  Result r = pmc(args({{"stat", "--cpuid-dump", "intel-skl"},
+                       {"--workload", file.string(), "-e", "MEM_LOAD_RETIRED.L3_MISS,MEM_LOAD_RETIRED.L3_MISS:c=2:i=1", "--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  const json* all = find_by(j["counters"], "event", "MEM_LOAD_RETIRED.L3_MISS");
+  const json* fewer = find_by(j["counters"], "event", "MEM_LOAD_RETIRED.L3_MISS:c=2:i=1");
+  BOOST_REQUIRE_MESSAGE(all && fewer, r.out);
+  BOOST_TEST((*all)["value"] == 3'000u, all->dump());   // 3 x 1,000
+  BOOST_TEST((*fewer)["value"] == 500u, fewer->dump()); // the cycles with fewer than 2
+  // A cycles event as a signal is refused, naming the signal.
+  spit(file, "[[segment]]\ncycles = 10\nsignals = { \"CPU_CLK_UNHALTED.THREAD\" = 1 }\n");
+  fails(args({{"stat", "--cpuid-dump", "intel-skl"}, {"--workload", file.string(), "-e", "MEM_LOAD_RETIRED.L3_MISS"}}),
+        {"CPU_CLK_UNHALTED.THREAD", "implicit"});
+}
+
 BOOST_FIXTURE_TEST_CASE(unknown_event, Cli) {
   Result r = fails(args({{"stat"}, kP3, {"--workload", "p6-demo", "-e", "instructions,NO_SUCH_EVENT"}}),
                    {"NO_SUCH_EVENT"});

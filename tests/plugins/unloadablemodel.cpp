@@ -15,7 +15,7 @@ Device* create(const CpuInfo* /*cpu*/, char* /*error*/, std::size_t /*error_size
 }  // namespace
 
 const pmc_model_descriptor descriptor{kAbiVersion, sizeof(pmc_model_descriptor), "unloadablemodel", "never loads",
-                                      &create};
+                                      &create, nullptr};
 
 }  // namespace pmc::test_unloadable_model
 

@@ -85,7 +85,7 @@ template <class D>
 std::shared_ptr<pmc::detail::Context> spy_context(const LoadedForTest& backend, const pmc::CpuInfo& cpu) {
   static const pmc::pmc_model_descriptor descriptor{pmc::kAbiVersion, sizeof(pmc::pmc_model_descriptor), "spy",
                                                "test: a device model that reports each run()",
-                                               &pmc::make_device<ChunkSpy<D>>};
+                                               &pmc::make_device<ChunkSpy<D>>, nullptr};
   auto ctx = std::make_shared<pmc::detail::Context>();
   ctx->loaded = backend.b;
   ctx->cpu = cpu;

@@ -191,6 +191,10 @@ class RegisterAccess final : public Access {
   void set_profile(const ProfilingDriver* driver, ProfileRequest request);
   // The simulated device (access "sim"), or nullptr.
   [[nodiscard]] Device* device() const { return device_.device.get(); }
+  // The descriptor of the model plugin that built it (access "sim"), or nullptr.
+  [[nodiscard]] const pmc_model_descriptor* model_descriptor() const {
+    return device_.model ? device_.model->descriptor : nullptr;
+  }
   [[nodiscard]] std::optional<LevelHistogram> levels();    // nullopt: not asked or not yet programmed
   [[nodiscard]] std::optional<PcProfile> pc_profile();
   [[nodiscard]] RegisterFile& registers() { return *regs_; }

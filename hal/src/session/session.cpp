@@ -3,6 +3,7 @@
 // rest is by concern: session_add.cpp (adding events), session_read.cpp (the read plan and
 // reads), session_profile.cpp (profiling), session_run.cpp (simulated workloads).
 #include "session_impl.hpp"
+#include "signal_map.hpp"  // the complete type ~SessionImpl destroys
 
 #include "access.hpp"
 #include "context.hpp"

@@ -17,6 +17,8 @@
 
 namespace pmc::detail {
 
+class SignalMap;
+
 // Internal (the tests build sessions over a fake /dev/cpu tree through the static core).
 class SessionImpl {
  public:
@@ -125,6 +127,8 @@ class SessionImpl {
   std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"
   std::unique_ptr<PerfAccess> perf_;           // software events, and access "perf"
   std::unique_ptr<TscAccess> tsc_;
+  std::unique_ptr<SignalMap> signals_;  // Session::run: event-named signals (session_run.cpp)
+  bool signals_built_ = false;
   std::size_t sampling_events_ = 0;  // HAL clock events with period=
   bool perf_profile_ = false;        // the profile request is served by perf sampling
   bool perf_profiled_ = false;       // ... and the session has started since

@@ -5,6 +5,7 @@
 
 #include "context.hpp"
 #include "runner.hpp"
+#include "signal_map.hpp"
 
 #include <pmc/error.hpp>
 
@@ -24,6 +25,15 @@ class SessionImpl::SimTarget final : public RunTarget {
   void start() override { s_.start(); }
   void stop() override { s_.stop(); }
   void poll() override { s_.poll(); }
+  SignalMap* signal_map() override {
+    // Built once per session, when its device is: each signal name is resolved once.
+    if (!s_.signals_built_) {
+      s_.signals_built_ = true;
+      if (SignalMap::Resolve resolve = event_signal_resolver(*s_.ctx, *s_.registers_))
+        s_.signals_ = std::make_unique<SignalMap>(std::move(resolve));
+    }
+    return s_.signals_.get();
+  }
 
  private:
   SessionImpl& s_;

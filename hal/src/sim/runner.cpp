@@ -56,6 +56,7 @@ WorkloadRun while_started(RunTarget& target, Body&& body) {
 WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& workload) {
   RegisterAccess& regs = target.simulated();
   Device& device = *regs.device();
+  SignalMap* const names = target.signal_map();
   const unsigned width = narrowest_width(pmu);
   if (width < 2)
     throw Error(errc::invalid_argument, fmt::format("counter width {} is not in 2..64", width));
@@ -65,6 +66,7 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
   // Every segment's rate is checked before anything runs, so a refused workload counts nothing.
   for (std::size_t index = 0; index < workload.size(); ++index) {
     const Segment segment = workload.segment(index);
+    if (names) names->learn(segment);  // every event-named signal resolved before anything runs
     const std::uint64_t rate = max_events_per_cycle(segment);
     if (segment.cycles != 0 && budget / rate == 0)
       throw Error(errc::invalid_argument,
@@ -123,7 +125,9 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
   WorkloadRun out = while_started(target, [&] {
     WorkloadRun run;
     for (std::size_t index = 0; index < workload.size(); ++index) {
-      Segment segment = workload.segment(index);
+      // Signals named after catalog events become the device's own (signal_map.hpp); this is
+      // where every segment, read from a file or built by the emulation layer, meets the device.
+      Segment segment = names ? names->apply(workload.segment(index)) : workload.segment(index);
       if (segment.cycles == 0) continue;
       run.cycles += segment.cycles;
       if (!device.executes(segment)) run.cycles_not_counted += segment.cycles;
@@ -154,10 +158,13 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, WorkloadReader& 
   const unsigned width = narrowest_width(pmu);
   if (width < 2) return run_workload(target, pmu, Workload{});  // its refusal
   const std::uint64_t budget = (std::uint64_t{1} << (width - 1)) - 1;
+  target.simulated();  // the device first: the signal map resolves names for it
+  SignalMap* const names = target.signal_map();
   reader.rewind();
   std::size_t index = 0;
   while (const Segment* segment = reader.next()) {
     ++index;
+    if (names) names->learn(*segment);
     const std::uint64_t rate = max_events_per_cycle(*segment);
     if (segment->cycles != 0 && budget / rate == 0)
       throw Error(errc::invalid_argument,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "access.hpp"
+#include "signal_map.hpp"
 
 #include <pmc/pmu.hpp>
 #include <pmc/workload.hpp>
@@ -23,12 +24,16 @@ class RunTarget {
   virtual void stop() = 0;
   // Folds every counter the target reads (between two chunks).
   virtual void poll() = 0;
+  // The map of signals named after catalog events (signal_map.hpp) every segment goes through
+  // on its way to the device, kept by the target so that each name is resolved once; nullptr:
+  // the device sees the segments as they are. Called after simulated().
+  virtual SignalMap* signal_map() { return nullptr; }
 };
 
 // Runs a workload on the target's device, splitting segments so that no counter of the PMU's
 // narrowest width can pass half its range between two polls. Every segment is checked before
-// anything runs (a refused workload counts nothing). Starts the target if it is not running,
-// and stops it again after.
+// anything runs (a refused workload counts nothing), and its signal names resolved (the
+// target's signal_map()). Starts the target if it is not running, and stops it again after.
 WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& workload);
 // The same for a streamed workload: checked whole first, then run in batches, the target kept
 // running between them, so the memory held is one batch whatever the length.

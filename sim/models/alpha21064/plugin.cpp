@@ -19,7 +19,7 @@ Device* create(const CpuInfo*, char* error, std::size_t error_size) noexcept {
 }  // namespace
 
 const pmc_model_descriptor descriptor{kAbiVersion, sizeof(pmc_model_descriptor), "alpha21064",
-                                      "DEC Alpha 21064 (EV4) counters behind OSF/1 pfm(7), emulated", &create};
+                                      "DEC Alpha 21064 (EV4) counters behind OSF/1 pfm(7), emulated", &create, nullptr};
 }  // namespace pmc::sim::alpha21064_plugin
 
 PMC_EXPORT_MODEL(pmc::sim::alpha21064_plugin::descriptor);

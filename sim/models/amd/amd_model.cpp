@@ -256,6 +256,12 @@ void AmdDevice::select(unsigned i, std::uint64_t value) {
       generic_[i] = generics_[g].signal == "cycles" ? kCyclesSignal : signal(generics_[g].signal);
 }
 
+std::string AmdDevice::signal_of(const Encoding& encoding) const {
+  const std::uint64_t code = event_code(encoding.config);
+  if (pairs_ && code == kMergeEvent) return {};  // the merge event counts its partner's wraps
+  return raw_name(code, unit_mask(encoding.config));
+}
+
 void AmdDevice::write(std::uint32_t msr, std::uint64_t value) {
   const Decoded d = decode(msr);
   const std::string reg = ext_core_ && msr >= kPerfCtl0 ? fmt::format("PERF_{}{}", d.reg == Reg::ctl ? "CTL" : "CTR", d.index)

@@ -72,6 +72,8 @@
 //   Zen 5          0x060/0xF7 cache-references, otherwise as Zen 4
 //   Zen 4, 5       0x120/0x01 ref-cycles (a signal like the others: no default)
 // (K7 and family 16h: the four of every family only.) The generic and the raw signal add up.
+// signal_of() names the raw signal of an encoding, so a workload signal named after a catalog
+// event (a Zen name such as "ls_dispatch.ld_dispatch") feeds "amd.0xEEE.0xUU" of its select.
 // Families after 1Ah count as Zen 5, families without AMD parts (7-0Eh, 13h) with the generics of
 // every family only [U].
 #pragma once
@@ -112,6 +114,10 @@ class AmdDevice final : public X86Device {
   void write(std::uint32_t msr, std::uint64_t value) override;
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
+  // The workload signal an encoding's event select reads: "amd.0xEEE.0xUU" (the generic signal
+  // the same select may also read adds to it); "" for the merge event, which counts no signal.
+  // The model descriptor's signal_of (pmc/sdk/model.hpp).
+  [[nodiscard]] std::string signal_of(const Encoding& encoding) const;
 
   [[nodiscard]] unsigned counters() const { return n_; }
   [[nodiscard]] bool ext_core() const { return ext_core_; }

@@ -6,7 +6,7 @@
 namespace pmc::sim::amd_plugin {
 const pmc_model_descriptor descriptor{kAbiVersion, sizeof(pmc_model_descriptor), "amd",
                                       "AMD core PMU, K7 to Zen 5: 48-bit counters, PerfCtrExtCore, PerfMonV2",
-                                      &make_device<AmdDevice>};
+                                      &make_device<AmdDevice>, &device_signal<AmdDevice>};
 }  // namespace pmc::sim::amd_plugin
 
 PMC_EXPORT_MODEL(pmc::sim::amd_plugin::descriptor);

@@ -52,9 +52,9 @@ constexpr std::string_view kFixedSignals[] = {"instructions", "cycles", "ref-cyc
 // workload does not give it [U]: reference cycles tick at a fixed (TSC) rate, which a workload
 // without frequency changes sees as equal to the core clock. Given explicitly, it counts as
 // given (halted or not, like every other signal).
-u128 per_cycle(const Segment& s, std::string_view signal) {
-  if (signal == "ref-cycles") {
-    static const Signal ref = pmc::signal("ref-cycles");
+u128 per_cycle(const Segment& s, Signal signal) {
+  static const Signal ref = pmc::signal("ref-cycles");
+  if (signal == ref) {
     for (const SignalCount& c : s.signals)
       if (c.signal == ref) return c.per_cycle;
     return s.per_cycle(kCyclesSignal);
@@ -62,12 +62,77 @@ u128 per_cycle(const Segment& s, std::string_view signal) {
   return s.per_cycle(signal);
 }
 
-// "raw.0xUUEE": the signal of event EE with unit mask UU.
-std::string raw_signal(unsigned event, unsigned umask) {
+// "raw.0xUUEE": the signal of event EE with unit mask UU; with UMASK2 VV != 0, "raw.0xVVUUEE".
+std::string raw_signal(unsigned event, unsigned umask, unsigned umask2) {
+  if (umask2 != 0) return fmt::format("raw.0x{:02X}{:02X}{:02X}", umask2, umask, event);
   return fmt::format("raw.0x{:02X}{:02X}", umask, event);
 }
 
+// The event-select bits the signal depends on: event 7:0, unit mask 15:8, UMASK2 47:40.
+constexpr std::uint64_t kSignalBits = 0xFFFFULL | (0xFFULL << 40);
+
+std::string fixed_signal(unsigned i) {
+  return i < std::size(kFixedSignals) ? std::string(kFixedSignals[i]) : fmt::format("fixed.{}", i);
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Signals [7a, 3.1a].
+
+std::string ArchPerfDevice::select_signal(std::uint64_t sel, std::uint64_t response) const {
+  const unsigned event = x86::event_select(sel);
+  const unsigned umask = x86::unit_mask(sel);
+  const unsigned umask2 = static_cast<unsigned>(sel >> 40) & 0xFF;
+  // Which signal the event select reads [7a]. An architectural event (index j < EAX[31:24])
+  // that EBX marks unavailable counts nothing [U]; an enumerated one counts its generic signal.
+  // An encoding that is not an enumerated architectural event on this CPU (j >= EAX[31:24], or
+  // any other event/umask pair) is a model-specific event: it counts "raw.0xUUEE" [U].
+  if (umask2 == 0) {
+    for (unsigned j = 0; j < std::size(kArchEvents) && j < ebx_length_; ++j) {
+      const ArchEvent& e = kArchEvents[j];
+      if (e.event != event || e.umask != umask) continue;
+      if (((unavailable_ >> j) & 1U) != 0) return {};
+      if (!e.signal.empty()) return std::string(e.signal);
+      break;  // enumerated, but without a generic signal: its raw signal
+    }
+  }
+  // An offcore-response select reads its MSR: its signal is qualified by the value [3.1a, U].
+  if (offcore_msr(version_, event, umask) != 0)
+    return fmt::format("{}.rsp.0x{:X}", raw_signal(offcore_first(event), umask, umask2), response);
+  return raw_signal(event, umask, umask2);
+}
+
+std::string ArchPerfDevice::signal_of(const Encoding& encoding) const {
+  const std::uint64_t sel = encoding.config;
+  // A fixed-counter pseudo event (code 00H, the unit mask naming the counter) counts its fixed
+  // counter's event.
+  if (encoding.fixed && x86::event_select(sel) == 0) return fixed_signal(*encoding.fixed);
+  return select_signal(sel, encoding.extra.empty() ? 0 : encoding.extra_value);
+}
+
+void ArchPerfDevice::refresh_signal(unsigned i) {
+  const std::uint64_t sel = evtsel_[i];
+  const std::uint32_t msr = offcore_msr(version_, x86::event_select(sel), x86::unit_mask(sel));
+  std::uint64_t response = 0;
+  if (msr != 0)
+    if (const auto it = extra_.find(msr); it != extra_.end()) response = it->second;
+  // Starting and stopping rewrites the select with EN flipped: nothing to work out again (and
+  // nothing allocated) unless the event, the unit masks or the offcore value changed.
+  const std::uint64_t key = sel & kSignalBits;
+  if (signal_known_[i] && signal_key_[i] == key && signal_response_[i] == response) return;
+  signal_known_[i] = true;
+  signal_key_[i] = key;
+  signal_response_[i] = response;
+  const std::string name = select_signal(sel, response);
+  gp_counts_[i] = !name.empty();
+  gp_signal_[i] = name.empty() ? kCyclesSignal : pmc::signal(name);
+}
+
+void ArchPerfDevice::init_signals() {
+  for (unsigned i = 0; i < kMaxFixed; ++i) fixed_signal_[i] = pmc::signal(fixed_signal(i));
+  for (unsigned i = 0; i < kMaxGp; ++i) refresh_signal(i);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Counting [4].
@@ -91,28 +156,8 @@ void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
   if (has_global() && ((global_ctrl_ >> i) & 1U) == 0) return;
   if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
 
-  const unsigned event = x86::event_select(sel);
-  const unsigned umask = x86::unit_mask(sel);
-  // Which signal the event select reads [7a]. An architectural event (index j < EAX[31:24])
-  // that EBX marks unavailable counts nothing [U]; an enumerated one counts its generic signal.
-  // An encoding that is not an enumerated architectural event on this CPU (j >= EAX[31:24], or
-  // any other event/umask pair) is a model-specific event: it counts "raw.0xUUEE" [U].
-  u128 k = 0;
-  bool decided = false;
-  for (unsigned j = 0; j < std::size(kArchEvents); ++j) {
-    const ArchEvent& e = kArchEvents[j];
-    if (e.event != event || e.umask != umask || j >= ebx_length_) continue;
-    decided = true;
-    if (((unavailable_ >> j) & 1U) != 0) {
-      k = 0;
-    } else if (!e.signal.empty()) {
-      k = per_cycle(segment, e.signal);
-    } else {
-      decided = false;  // enumerated, but without a generic signal: its raw signal
-    }
-    break;
-  }
-  if (!decided) k = segment.per_cycle(raw_signal(event, umask));
+  // The signal was worked out when the event select (or its offcore MSR) was written.
+  const u128 k = gp_counts_[i] ? per_cycle(segment, gp_signal_[i]) : u128{0};
 
   // AnyThread (bit 21) counts like a plain event: the model is a single logical processor [U].
   const counting::Advance step = counting::advance(pmc_[i], gp_width_, segment.cycles, k,
@@ -128,9 +173,7 @@ void ArchPerfDevice::count_fixed(unsigned i, const Segment& segment) {
   if (((global_ctrl_ >> (kFixedBit0 + i)) & 1U) == 0) return;
   // Fixed counters have no event select and no filter; they count their event whatever EBX
   // says about its GP twin [U].
-  const u128 k = i < std::size(kFixedSignals)
-                     ? per_cycle(segment, kFixedSignals[i])
-                     : u128{segment.per_cycle(fmt::format("fixed.{}", i))};
+  const u128 k = per_cycle(segment, fixed_signal_[i]);
   bool no_edge = false;
   const counting::Advance step =
       counting::advance(fixed_[i], fixed_width_, segment.cycles, k, counting::Filter{}, no_edge);

@@ -135,6 +135,7 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
     // CPUID 23H, EN_PMCi of every present counter i [U].
     global_ctrl_ = gp_mask;
   }
+  init_signals();
 }
 
 

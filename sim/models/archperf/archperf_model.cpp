@@ -85,6 +85,10 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
 
   if (archperf::extra_msr(msr)) {
     extra_[msr] = value;
+    // The offcore-response selects read 0x1A6 / 0x1A7: their signal follows the value.
+    if (msr == kOffcoreRsp0 || msr == kOffcoreRsp1)
+      for (unsigned i = 0; i < gp_end_; ++i)
+        if (has_gp(i)) refresh_signal(i);
     return;
   }
   // IA32_PMCi: EAX[31:0] sign-extended to the counter width; EDX ignored [4].
@@ -114,6 +118,7 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
                         bit >= 32 ? std::string(" (bits 63:32 are reserved)") : anythread_why()));
     }
     evtsel_[i] = value;
+    refresh_signal(i);
     // [U] as in the P6 model: writing the event select starts a new measurement, so the edge
     // detector forgets the previous condition.
     asserted_[i] = false;

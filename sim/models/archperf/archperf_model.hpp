@@ -60,6 +60,14 @@
 //    sheet's "bit 32" is a typo].
 //  - Version 1 has no global MSRs at all (the sheet's recommendation for the [S-conflict]).
 //
+// Signals (docs/workload-format.md, "Signals of the archperf model"): a GP counter reads the
+// generic signal of an enumerated, available architectural event, else "raw.0xUUEE" (with
+// UMASK2 V != 0: "raw.0xVVUUEE"); the offcore-response selects B7H and 2AH (MSR 0x1A6), BBH and
+// 2BH (MSR 0x1A7), unit mask 01H, from version 3 on, read "raw.0x01B7.rsp.0xR" / "raw.0x012A.
+// rsp.0xR", R the MSR's value in upper-case hex, the pair's second select counting its first's
+// signal [U]. Load latency (0x3F6), frontend (0x3F7) and 0x3E0-0x3E3 are held, never read [U].
+// The signal is worked out when the event select or an extra MSR is written, not per segment.
+//
 // Counting [4]: GP counter i counts iff PERFEVTSELi.EN, its USR (user segments, CPL 3) or OS
 // (kernel, CPL 0) bit, GLOBAL_CTRL[i] (v2+) and not CTR_Frz (v4+); CMASK/INV/E as in the P6 model
 // (counting.hpp). Fixed counter i counts iff its enable field matches the mode (1 OS, 2 USR,
@@ -116,6 +124,12 @@ class ArchPerfDevice final : public X86Device {
   void write(std::uint32_t msr, std::uint64_t value) override;
   std::uint64_t rdpmc(std::uint32_t index) override;
   void run(const Segment& segment) override;
+  // The workload signal an encoding's event select reads on a general-purpose counter (or, for
+  // a fixed-counter pseudo event, code 00H, on its fixed counter): the decision run() makes,
+  // without the filters; "" when it counts nothing (an architectural event EBX marks
+  // unavailable). The offcore-response selects are qualified by Encoding::extra_value.
+  // The model descriptor's signal_of (pmc/sdk/model.hpp).
+  [[nodiscard]] std::string signal_of(const Encoding& encoding) const;
 
  private:
   [[nodiscard]] bool has_fixed(unsigned i) const {
@@ -134,6 +148,12 @@ class ArchPerfDevice final : public X86Device {
   [[nodiscard]] std::uint64_t inuse() const;
   [[nodiscard]] std::string missing_reason(std::uint32_t msr) const;
   [[noreturn]] void no_such_msr(std::string_view op, std::uint32_t msr) const;
+  // The signal an event select (event, unit mask, UMASK2) reads, its offcore-response MSR's
+  // value given when it has one; "" for none (archperf_counting.cpp).
+  [[nodiscard]] std::string select_signal(std::uint64_t sel, std::uint64_t response) const;
+  // GP counter i's signal, worked out again after a write of its event select or an extra MSR.
+  void refresh_signal(unsigned i);
+  void init_signals();  // every counter's signal, at reset (the constructor's last step)
   void count_gp(unsigned i, const Segment& segment);
   void count_fixed(unsigned i, const Segment& segment);
   void overflow(unsigned status_bit, bool pmi, counting::u128 wraps);
@@ -158,6 +178,12 @@ class ArchPerfDevice final : public X86Device {
   std::array<std::uint64_t, kMaxGp> pmc_{};
   std::array<std::uint64_t, kMaxGp> evtsel_{};
   std::array<bool, kMaxGp> asserted_{};  // edge-detector memory per GP counter
+  std::array<Signal, kMaxGp> gp_signal_{};  // what each GP counter's event select reads
+  std::array<bool, kMaxGp> gp_counts_{};    // false: an unavailable architectural event
+  std::array<Signal, kMaxFixed> fixed_signal_{};
+  std::array<bool, kMaxGp> signal_known_{};            // refresh_signal's memory: what gp_signal_
+  std::array<std::uint64_t, kMaxGp> signal_key_{};     //   was worked out from (select bits,
+  std::array<std::uint64_t, kMaxGp> signal_response_{};  //   offcore value)
   std::array<std::uint64_t, kMaxFixed> fixed_{};
   std::uint64_t fixed_ctrl_ = 0;
   std::uint64_t global_ctrl_ = 0;

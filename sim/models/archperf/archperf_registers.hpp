@@ -22,14 +22,32 @@ inline constexpr std::uint64_t kAnyThread = 1ULL << 21;  // v3+, unless deprecat
 // to parts with TSX / PEBS, which the model does not have [U].
 inline constexpr std::uint64_t kSelHigh = 0xFFFFFFFF00000000ULL;
 // EQ (bit 36) and UMASK2 (bits 47:40), which Intel's lists give events of its newest cores
-// (docs/hardware/archperf.md 3.1a): accepted from version 5 and held, not interpreted [U].
+// (docs/hardware/archperf.md 3.1a): accepted from version 5. UMASK2 is part of the signal the
+// select reads (raw.0xVVUUEE); EQ is held, not interpreted (CMASK compares >=) [U].
 inline constexpr std::uint64_t kSelEqUmask2 = (1ULL << 36) | (0xFFULL << 40);
 // The extra MSRs model-specific events need (docs/hardware/archperf.md 3.1a: offcore response
 // 1A6H/1A7H, load latency 3F6H, frontend 3F7H; 3E0H-3E3H of Intel's newest lists): the model holds
-// what is written and reads it back; it does not count by them [U].
+// what is written and reads it back. The offcore-response selects count by 1A6H/1A7H (their
+// signal is qualified by the value, offcore_msr()); the others do not count by theirs [U].
 inline bool extra_msr(std::uint32_t msr) {
   return msr == 0x1A6 || msr == 0x1A7 || msr == 0x3F6 || msr == 0x3F7 || (msr >= 0x3E0 && msr <= 0x3E3);
 }
+
+inline constexpr std::uint32_t kOffcoreRsp0 = 0x1A6;
+inline constexpr std::uint32_t kOffcoreRsp1 = 0x1A7;
+// The MSR an offcore-response event select reads (0: the select is not one), unit mask 01H
+// [3.1a: "the first code of a pair uses 0x1A6, the second 0x1A7"]: B7H/BBH (Nehalem to Ice Lake,
+// the Atoms) and 2AH/2BH (Golden Cove on), from version 3 (Nehalem) on; before it, 2AH/2BH are
+// other events (Core 2's L2_ST, L2_LOCK) [U]. The Atom lists' unit mask 02H for 1A7H is not
+// modelled: B7H/02H is another event on Sapphire Rapids (EXE.AMX_BUSY) [U].
+inline std::uint32_t offcore_msr(unsigned version, unsigned event, unsigned umask) {
+  if (version < 3 || umask != 0x01) return 0;
+  if (event == 0xB7 || event == 0x2A) return kOffcoreRsp0;
+  if (event == 0xBB || event == 0x2B) return kOffcoreRsp1;
+  return 0;
+}
+// The first select of an offcore pair, whose name the pair's signals carry: BBH -> B7H, 2BH -> 2AH.
+inline unsigned offcore_first(unsigned event) { return event == 0xBB ? 0xB7 : event == 0x2B ? 0x2A : event; }
 
 // IA32_FIXED_CTR_CTRL: one 4-bit block per fixed counter [3].
 inline constexpr unsigned kBlockBits = 4;

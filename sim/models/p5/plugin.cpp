@@ -6,7 +6,7 @@
 namespace pmc::sim::p5_plugin {
 const pmc_model_descriptor descriptor{kAbiVersion, sizeof(pmc_model_descriptor), "p5",
                                       "Intel Pentium PMU (P5, P54C, P55C): CESR halves, two 40-bit counters",
-                                      &make_device<P5Device>};
+                                      &make_device<P5Device>, nullptr};
 }  // namespace pmc::sim::p5_plugin
 
 PMC_EXPORT_MODEL(pmc::sim::p5_plugin::descriptor);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <pmc/cpu.hpp>
+#include <pmc/encoding.hpp>
 #include <pmc/export.hpp>
 #include <pmc/sdk/abi.hpp>
 #include <pmc/sdk/register_file.hpp>
@@ -12,6 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <string>
 #include <string_view>
 
 namespace pmc {
@@ -47,6 +50,16 @@ struct pmc_model_descriptor {
   // Builds the device for a CPU. Must not throw: on failure (a CPU the model cannot be) it
   // returns nullptr and writes a one-line reason into error (error_size bytes, NUL-terminated).
   pmc::Device* (*create)(const pmc::CpuInfo* cpu, char* error, std::size_t error_size) noexcept;
+  // Optional (nullptr: the model has none).
+  // The workload signal `device` (built by this model's create) counts for an event encoding,
+  // so that a workload may name its signals after catalog events (docs/workload-format.md,
+  // "Signals named after events"): the HAL maps such a name to the signal this returns. The
+  // event's filters (USR/OS, CMASK, INV, E, INT, EN) are not part of the signal; the event
+  // select's event and unit mask are, and so is an extra register's value when the model
+  // counts by it. Writes the name into `name` (`size` bytes, NUL-terminated) and returns its
+  // length, or 0 when the model counts no signal for the encoding. Must not throw.
+  std::size_t (*signal_of)(const pmc::Device* device, const pmc::Encoding* encoding, char* name,
+                           std::size_t size) noexcept;
 };
 }
 
@@ -78,6 +91,22 @@ pmc::Device* make_device(const pmc::CpuInfo* cpu, char* error, std::size_t error
     report("unknown exception");
   }
   return nullptr;
+}
+
+// A signal_of for the descriptor: T::signal_of(const Encoding&) gives the name ("" for none).
+template <class T>
+std::size_t device_signal(const pmc::Device* device, const pmc::Encoding* encoding, char* name,
+                          std::size_t size) noexcept {
+  try {
+    if (!device || !encoding || !name || size == 0) return 0;
+    const std::string s = static_cast<const T*>(device)->signal_of(*encoding);
+    if (s.size() >= size) return s.size();  // the caller's buffer is too small: nothing written
+    s.copy(name, s.size());
+    name[s.size()] = '\0';
+    return s.size();
+  } catch (const std::exception&) {
+    return 0;
+  }
 }
 
 }  // namespace pmc
