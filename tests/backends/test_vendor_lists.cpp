@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -88,6 +89,18 @@ struct Tally {
   void refuse(const std::string& name, const std::string& why) {
     if (refused.size() < 5) refused.push_back(name + ": " + why);
   }
+  // A listed event's encoding by its name, counted as listed and as accepted or refused.
+  std::optional<pmc::Encoding> encode(const pmc::Hal& hal, const std::string& name) {
+    ++listed;
+    try {
+      pmc::Encoding enc = hal.encode(name);
+      ++accepted;
+      return enc;
+    } catch (const pmc::Error& err) {
+      refuse(name, err.what());
+      return std::nullopt;
+    }
+  }
   void mismatch(const std::string& name, std::uint64_t got, std::uint64_t want) {
     std::ostringstream s;
     s << name << ": 0x" << std::hex << got << " where the list gives 0x" << want;
@@ -144,15 +157,9 @@ BOOST_AUTO_TEST_CASE(intel_lists, *boost::unit_test::precondition(have_perfmon))
     for (const auto& e : vendor["Events"]) {
       if (e.value("Deprecated", "0") == "1") continue;
       const std::string name = e["EventName"].get<std::string>();
-      ++t.listed;
-      pmc::Encoding enc;
-      try {
-        enc = hal.encode(name);
-      } catch (const pmc::Error& err) {
-        t.refuse(name, err.what());
-        continue;
-      }
-      ++t.accepted;
+      const std::optional<pmc::Encoding> encoded = t.encode(hal, name);
+      if (!encoded) continue;
+      const pmc::Encoding& enc = *encoded;
       const std::uint64_t want = number(e, "EventCode") | number(e, "UMask") << 8 | number(e, "EdgeDetect") << 18 |
                                  number(e, "AnyThread") << 21 | number(e, "Invert") << 23 |
                                  number(e, "CounterMask") << 24 | number(e, "Equal") << 36 |
@@ -196,15 +203,9 @@ BOOST_AUTO_TEST_CASE(amd_zen_lists, *boost::unit_test::precondition(have_perf_am
         // metrics, and the L3 PMU's events some core files carry (they name their "Unit")
         if (!e.contains("EventName") || !e.contains("EventCode") || e.contains("Unit")) continue;
         const std::string name = e["EventName"].get<std::string>();
-        ++t.listed;
-        pmc::Encoding enc;
-        try {
-          enc = hal.encode(name);
-        } catch (const pmc::Error& err) {
-          t.refuse(name, err.what());
-          continue;
-        }
-        ++t.accepted;
+        const std::optional<pmc::Encoding> encoded = t.encode(hal, name);
+        if (!encoded) continue;
+        const pmc::Encoding& enc = *encoded;
         const std::uint64_t code = number(e, "EventCode");
         const std::uint64_t want = (code & 0xFF) | (code >> 8) << 32 | number(e, "UMask") << 8 |
                                    number(e, "EdgeDetect") << 18 | number(e, "Invert") << 23 |

@@ -11,7 +11,9 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
+#include <system_error>
 
 namespace pmc::detail {
 
@@ -46,12 +48,10 @@ PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
 std::optional<std::uint32_t> perf_pmu_type(const std::filesystem::path& sysfs_root, std::string_view name) {
   std::ifstream in(sysfs_root / "bus" / "event_source" / "devices" / std::string(name) / "type");
   std::string text;
-  if (!std::getline(in, text) || text.empty() || text.size() > 9) return std::nullopt;
   std::uint32_t type = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    type = type * 10 + static_cast<std::uint32_t>(c - '0');
-  }
+  if (!std::getline(in, text)) return std::nullopt;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), type);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return type;
 }
 

@@ -25,7 +25,7 @@ Encoding Context::encode(const EventSpec& spec) const {
   const EventSpec inner = parse_event(std::string_view(spec.text).substr(spec.pmu.size() + 2));
   Encoding e;
   try {
-    e = p->own ? backend().encode(inner, pmu_context()) : backend().encode(inner, PmuContext{p->cpu, p->pmu, p->catalog});
+    e = backend().encode(inner, pmu_context(*p));
   } catch (const Error& err) {
     throw Error(err.kind(), fmt::format("{} (on {}, {})", err.what(), p->name, p->shown));
   }

@@ -47,6 +47,10 @@ struct Context {
   [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
   // Hybrid CPUs: every core type, this CPU's own part first; empty otherwise.
   std::vector<CorePart> parts;
+  // A part's CPU, PMU and events (the Context's own for the part the CPU was read on).
+  [[nodiscard]] PmuContext pmu_context(const CorePart& p) const {
+    return p.own ? pmu_context() : PmuContext{p.cpu, p.pmu, p.catalog};
+  }
   // The part a `PMU::` prefix names (its name or Linux perf's), or null: not a part.
   [[nodiscard]] const CorePart* part(std::string_view pmu_name) const;
   // The backend's encoding of an event string; one with a part's prefix is encoded with that

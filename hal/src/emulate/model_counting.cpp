@@ -82,6 +82,25 @@ EmulationVerdict refuse(std::string reason) {
   return v;
 }
 
+// An event's count of one signal: 1 per cycle for 1 cycle, for 2 cycles, and 2 in 1 cycle. The
+// emulation can feed the signal's totals only if the count is in proportion to them.
+struct Proportion {
+  std::uint64_t a11 = 0, a21 = 0, a12 = 0;
+  [[nodiscard]] bool none() const { return a11 == 0 && a21 == 0 && a12 == 0; }
+  [[nodiscard]] bool proportional() const { return a11 != 0 && a21 == 2 * a11 && a12 == 2 * a11; }
+  [[nodiscard]] std::string refusal(const std::string& with, const std::string& signal) const {
+    return fmt::format(
+        "its count{} of {} is not in proportion to the occurrences (1 per cycle for 1 cycle: {}, for 2 cycles: {}; 2 "
+        "in 1 cycle: {}): it depends on how they spread over cycles, which the emulation does not know",
+        with, signal, a11, a21, a12);
+  }
+};
+
+Proportion proportion(const Hal& hal, std::string_view event, Signal id) {
+  return {probe(hal, event, {{1, Mode::user, {{id, 1}}}}), probe(hal, event, {{2, Mode::user, {{id, 1}}}}),
+          probe(hal, event, {{1, Mode::user, {{id, 2}}}})};
+}
+
 // The verdict of a catalog event by its own rule (key: its name as the rules give it): counted
 // through the signal named after it, withheld on these caches, or refused by the rules with their
 // reason; nullopt when the rules do not name it.
@@ -92,10 +111,8 @@ std::optional<EmulationVerdict> event_signal_verdict(const Hal& hal, const Signa
                                 [&](const EmulatedSignal& s) { return s.event_signal && same(s.signal); });
   if (own != map.signals.end()) {
     const Signal id = signal(own->signal);
-    const std::uint64_t a11 = probe(hal, event, {{1, Mode::user, {{id, 1}}}});
-    const std::uint64_t a21 = probe(hal, event, {{2, Mode::user, {{id, 1}}}});
-    const std::uint64_t a12 = probe(hal, event, {{1, Mode::user, {{id, 2}}}});
-    if (a11 == 0 && a21 == 0 && a12 == 0) {
+    const Proportion p = proportion(hal, event, id);
+    if (p.none()) {
       if (probe(hal, event, {{1, Mode::kernel, {{id, 1}}}}) != 0)
         return refuse("it counts kernel mode only, and the emulation sees the program's user mode only");
       return refuse(fmt::format(
@@ -105,14 +122,10 @@ std::optional<EmulationVerdict> event_signal_verdict(const Hal& hal, const Signa
             return t;
           }(), own->signal, map.model, with));
     }
-    if (a11 == 0 || a21 != 2 * a11 || a12 != 2 * a11)
-      return refuse(fmt::format(
-          "its count{} of {} is not in proportion to the occurrences (1 per cycle for 1 cycle: {}, for 2 cycles: {}; "
-          "2 in 1 cycle: {}): it depends on how they spread over cycles, which the emulation does not know",
-          with, own->signal, a11, a21, a12));
+    if (!p.proportional()) return refuse(p.refusal(with, own->signal));
     EmulationVerdict v;
     v.producible = true;
-    v.reads.emplace_back(own->signal, a11);
+    v.reads.emplace_back(own->signal, p.a11);
     return v;
   }
   for (const WithheldSignal& w : map.withheld)
@@ -245,18 +258,11 @@ EmulationVerdict check_emulated_event(const Hal& hal, const SignalMap& map, std:
   if (together != 0) {
     std::uint64_t sum = 0;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      const std::uint64_t a11 = probe(hal, event, {{1, Mode::user, {{ids[i], 1}}}});
-      const std::uint64_t a21 = probe(hal, event, {{2, Mode::user, {{ids[i], 1}}}});
-      const std::uint64_t a12 = probe(hal, event, {{1, Mode::user, {{ids[i], 2}}}});
-      if (a11 == 0 && a21 == 0 && a12 == 0) continue;
-      if (a11 == 0 || a21 != 2 * a11 || a12 != 2 * a11)
-        return refuse(fmt::format(
-            "its count{} of {} is not in proportion to the occurrences (1 per cycle for 1 cycle: {}, for 2 "
-            "cycles: {}; 2 in 1 cycle: {}): it depends on how they spread over cycles, which the emulation does not "
-            "know",
-            with, generic[i]->signal, a11, a21, a12));
-      v.reads.emplace_back(generic[i]->signal, a11);
-      sum += a11;
+      const Proportion p = proportion(hal, event, ids[i]);
+      if (p.none()) continue;
+      if (!p.proportional()) return refuse(p.refusal(with, generic[i]->signal));
+      v.reads.emplace_back(generic[i]->signal, p.a11);
+      sum += p.a11;
     }
     if (!v.reads.empty() && sum != together)
       return refuse(fmt::format("its count{} of the signals together ({}) is not the sum of their counts apart ({})",

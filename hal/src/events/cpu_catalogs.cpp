@@ -250,17 +250,13 @@ std::vector<HybridPartFile> hybrid_parts(const fs::path& cpu_dir, std::string_vi
       if (std::any_of(out.begin(), out.end(),
                       [&](const HybridPartFile& p) { return p.core_type == *row.core_type && p.native_model == native; }))
         continue;
-      const fs::path path = cpu_dir / row.file;
-      if (!fs::is_regular_file(path, ec))
-        throw Error(errc::not_found, fmt::format("{}: the events file '{}' of {} is not in {}", row.source.str(), row.file,
-                                                 row.name, cpu_dir.string()));
       HybridPartFile part;
       part.name = fs::path(row.file).stem().string();
       std::replace(part.name.begin(), part.name.end(), '-', '_');
       part.core_type = *row.core_type;
       part.native_model = native;
       part.own = row_matches(row, cpu);
-      part.file = {path, fmt::format("cpu/{} ({})", row.file, row.name)};
+      part.shown = fmt::format("cpu/{} ({})", row.file, row.name);
       out.push_back(std::move(part));
     }
   // Linux perf's names, where one part has the core type: cpu_core (40H), cpu_atom (20H).

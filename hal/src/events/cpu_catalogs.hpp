@@ -49,7 +49,8 @@ std::vector<CpuCatalogFile> cpu_catalogs(const std::filesystem::path& cpu_dir, s
 // The core types of a hybrid part (docs/event-format.md, "Hybrid parts"): every row of cpu_dir
 // with a core type whose vendor, family, model and stepping match the CPU, one part per core
 // type and native model, in index order. `own` marks the part of the core the CPU was read on.
-// Nothing for a CPU without a core type (CPUID leaf 1AH). Throws as cpu_catalogs does.
+// Nothing for a CPU without a core type (CPUID leaf 1AH). A part's files are cpu_catalogs' for
+// the CPU with the part's core type and native model. Throws for a broken index.
 struct HybridPartFile {
   std::string name;        // the file's stem, '-' written '_' ("adl_grt"), as libpfm4 names PMUs
   std::string perf_pmu;    // Linux perf's PMU of the core type ("cpu_core", "cpu_atom"); "" when
@@ -57,7 +58,7 @@ struct HybridPartFile {
   unsigned core_type = 0;  // CPUID.1AH:EAX[31:24]
   std::uint32_t native_model = 0;
   bool own = false;
-  CpuCatalogFile file;
+  std::string shown;       // "cpu/adl-grt.toml (Alder Lake, Gracemont E-core)"
 };
 std::vector<HybridPartFile> hybrid_parts(const std::filesystem::path& cpu_dir, std::string_view backend,
                                          const CpuInfo& cpu);

@@ -162,37 +162,39 @@ Hal Hal::open(const Config& config) {
     auto ctx = std::make_shared<detail::Context>();
     ctx->loaded = chosen->load->backend;
     ctx->cpu = impl->cpu;
-    ctx->catalog = chosen->catalog;
-    // More events beside the data file (<name>/*.toml), then the files of <name>/cpu/ whose
-    // index rows match this CPU, then the operator's events_path.
+    // The data file's events, more beside it (<name>/*.toml), then the files of <name>/cpu/
+    // whose index rows match the CPU, then the operator's events_path.
     const auto extra = chosen->data.parent_path() / ctx->loaded->name;
     std::error_code ec;
-    if (std::filesystem::is_directory(extra, ec)) {
-      ctx->catalog.load(extra, ctx->loaded->name);
-      // (A native reading holds leaf 1AH, the core type and native model rows may name.)
-      for (const auto& c : detail::cpu_catalogs(extra / "cpu", ctx->loaded->name, impl->cpu)) {
-        ctx->catalog.load(c.path, ctx->loaded->name);
-        impl->info.cpu_catalogs.push_back(c.shown);
+    const bool has_extra = std::filesystem::is_directory(extra, ec);
+    auto catalog_for = [&](const CpuInfo& cpu, std::vector<std::string>* shown) {
+      EventCatalog c = chosen->catalog;
+      if (has_extra) {
+        c.load(extra, ctx->loaded->name);
+        // (A native reading holds leaf 1AH, the core type and native model rows may name.)
+        for (const auto& f : detail::cpu_catalogs(extra / "cpu", ctx->loaded->name, cpu)) {
+          c.load(f.path, ctx->loaded->name);
+          if (shown) shown->push_back(f.shown);
+        }
       }
-    }
-    for (const auto& p : config.events_path) ctx->catalog.load(p, ctx->loaded->name);
+      for (const auto& p : config.events_path) c.load(p, ctx->loaded->name);
+      return c;
+    };
+    ctx->catalog = catalog_for(impl->cpu, &impl->info.cpu_catalogs);
     ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
     // A hybrid CPU: each other core type's events and PMU, as on a core of that type.
-    if (std::filesystem::is_directory(extra, ec))
+    if (has_extra)
       for (const auto& f : detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu)) {
-        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.file.shown, f.own, impl->cpu, {}, {}};
+        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
         part.cpu.core_type = f.core_type;
         part.cpu.native_model = f.native_model;
         if (!f.own) {
-          part.catalog = chosen->catalog;
-          part.catalog.load(extra, ctx->loaded->name);
-          part.catalog.load(f.file.path, ctx->loaded->name);
-          for (const auto& p : config.events_path) part.catalog.load(p, ctx->loaded->name);
+          part.catalog = catalog_for(part.cpu, nullptr);
           part.pmu = ctx->backend().pmu(part.cpu, part.catalog, verdict->match);
         }
         // This CPU's own part first.
         impl->info.hybrid.insert(f.own ? impl->info.hybrid.begin() : impl->info.hybrid.end(),
-                                 {f.name, f.perf_pmu, f.core_type, f.file.shown, f.own});
+                                 {f.name, f.perf_pmu, f.core_type, f.shown, f.own});
         ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
       }
     ctx->models = impl->models;
@@ -276,14 +278,12 @@ const detail::CorePart& part_of(const detail::Context& ctx, std::string_view nam
 
 const EventCatalog& Hal::events(std::string_view part) const {
   (void)require_backend();
-  const detail::CorePart& p = part_of(*impl_->ctx, part);
-  return p.own ? impl_->ctx->catalog : p.catalog;
+  return impl_->ctx->pmu_context(part_of(*impl_->ctx, part)).catalog;
 }
 
 const PmuInfo& Hal::pmu(std::string_view part) const {
   (void)require_backend();
-  const detail::CorePart& p = part_of(*impl_->ctx, part);
-  return p.own ? impl_->ctx->pmu : p.pmu;
+  return impl_->ctx->pmu_context(part_of(*impl_->ctx, part)).pmu;
 }
 
 std::string Hal::access() const { return impl_->ctx ? std::string(detail::access_name(impl_->ctx->access)) : std::string(); }

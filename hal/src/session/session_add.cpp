@@ -265,16 +265,20 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
   Encoding enc = encode(spec);
   // A hybrid CPU: the kernel's PMU of the event's core type (the CPU's own when unprefixed), one
   // per session, since a perf group counts on one PMU.
-  const CorePart* part = ctx->parts.empty() ? nullptr : spec.pmu.empty() ? &ctx->parts.front() : ctx->part(spec.pmu);
-  if (!part && !ctx->parts.empty()) part = &ctx->parts.front();  // "BACKEND::EVENT": its own
+  const CorePart* part = nullptr;
+  if (!ctx->parts.empty()) {
+    part = spec.pmu.empty() ? nullptr : ctx->part(spec.pmu);
+    if (!part) part = &ctx->parts.front();  // unprefixed, or "BACKEND::EVENT": the CPU's own
+  }
   if (part && !backend_events_.empty() && part != part_)
     throw Error(errc::not_supported,
                 fmt::format("event '{}' counts on the {} cores, and the session's events on the {} cores: access "
                             "'perf' counts a session's events as one group, which the kernel keeps on one PMU; count "
                             "each core type in a session of its own",
                             spec.text, part->name, part_->name));
-  const PmuInfo& pmu = part && !part->own ? part->pmu : ctx->pmu;
-  PerfEventSpec raw = perf_raw_event(enc, (part && !part->own ? part->catalog : ctx->catalog).format());
+  const PmuContext on = part ? ctx->pmu_context(*part) : ctx->pmu_context();
+  const PmuInfo& pmu = on.pmu;
+  PerfEventSpec raw = perf_raw_event(enc, on.catalog.format());
   if (part) {
     if (part->perf_pmu.empty())
       throw Error(errc::not_supported, fmt::format("event '{}': Linux perf's PMU for the {} cores is not known (two "

@@ -53,10 +53,8 @@ Segment SignalMap::apply(const Segment& segment) {
 
 SignalMap::Resolve event_signal_resolver(const Context& ctx, const RegisterAccess& regs) {
   const pmc_model_descriptor* d = regs.model_descriptor();
-  // A model of ABI 2.0 has no signal_of field: its struct_size ends before it.
-  if (!d || !ctx.loaded || d->struct_size < offsetof(pmc_model_descriptor, signal_of) + sizeof(d->signal_of) ||
-      !d->signal_of || !regs.device())
-    return nullptr;
+  // (The loader refused descriptors smaller than this pmchal's: signal_of is there.)
+  if (!d || !ctx.loaded || !d->signal_of || !regs.device()) return nullptr;
   const Device* device = regs.device();
   auto* const signal_of = d->signal_of;
   const std::string model = d->name ? d->name : "";

@@ -120,8 +120,7 @@ void ArchPerfDevice::refresh_signal(unsigned i) {
   // Starting and stopping rewrites the select with EN flipped: nothing to work out again (and
   // nothing allocated) unless the event, the unit masks or the offcore value changed.
   const std::uint64_t key = sel & kSignalBits;
-  if (signal_known_[i] && signal_key_[i] == key && signal_response_[i] == response) return;
-  signal_known_[i] = true;
+  if (signal_key_[i] == key && signal_response_[i] == response) return;
   signal_key_[i] = key;
   signal_response_[i] = response;
   const std::string name = select_signal(sel, response);

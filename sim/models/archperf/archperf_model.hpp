@@ -181,9 +181,14 @@ class ArchPerfDevice final : public X86Device {
   std::array<Signal, kMaxGp> gp_signal_{};  // what each GP counter's event select reads
   std::array<bool, kMaxGp> gp_counts_{};    // false: an unavailable architectural event
   std::array<Signal, kMaxFixed> fixed_signal_{};
-  std::array<bool, kMaxGp> signal_known_{};            // refresh_signal's memory: what gp_signal_
-  std::array<std::uint64_t, kMaxGp> signal_key_{};     //   was worked out from (select bits,
-  std::array<std::uint64_t, kMaxGp> signal_response_{};  //   offcore value)
+  // refresh_signal's memory: what gp_signal_ was worked out from (the select's signal bits, the
+  // offcore value); at reset a key no select has, so the first refresh works it out.
+  std::array<std::uint64_t, kMaxGp> signal_key_ = [] {
+    std::array<std::uint64_t, kMaxGp> a{};
+    a.fill(~std::uint64_t{0});
+    return a;
+  }();
+  std::array<std::uint64_t, kMaxGp> signal_response_{};
   std::array<std::uint64_t, kMaxFixed> fixed_{};
   std::uint64_t fixed_ctrl_ = 0;
   std::uint64_t global_ctrl_ = 0;

@@ -8,46 +8,28 @@
 // the workload and the counting rules of docs/hardware/amd.md 3.4 (CntMask: 1 per cycle with >=
 // CntMask events; Inv: 1 per cycle with fewer; Edge: 1 per rise), never from a run of the code.
 
+#include "support/sim_counting.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
 #include <pmc/session.hpp>
 #include <pmc/workload.hpp>
 
 #include <cstdint>
-#include <filesystem>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace fs = std::filesystem;
 using u64 = std::uint64_t;
 
 namespace {
 
-pmc::Config config_for(const std::string& dump) {
-  pmc::Config cfg;  // built here: the user's config file is never read
-  cfg.cpu = (fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / dump).string();
-  cfg.backend = "auto";
-  cfg.access = "sim";
-  return cfg;
-}
-
-std::vector<u64> count(const pmc::Hal& hal, const pmc::Workload& w, const std::vector<std::string>& events) {
-  pmc::Session s = hal.session();
-  s.add_group(events);
-  s.run(w);
-  std::vector<u64> out;
-  for (const pmc::Reading& r : s.read()) out.push_back(r.value);
-  if (out.size() != events.size()) throw std::runtime_error("one reading per event expected");
-  return out;
-}
-
-u64 count1(const pmc::Hal& hal, const pmc::Workload& w, const std::string& event) { return count(hal, w, {event}).at(0); }
+using pmc_test::count;
+using pmc_test::count1;
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_zen4_name_counts_per_cycle_with_the_filters_applied) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("amd-zen4-genoa.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("amd-zen4-genoa.txt"));
   BOOST_TEST_REQUIRE(hal.backend()->name == "amd");
   // ls_dmnd_fills_from_sys.local_l2 is event 0x043, unit mask 0x01 (perf's amdzen4 list).
   BOOST_TEST((hal.encode("ls_dmnd_fills_from_sys.local_l2").config & 0xFFFF) == 0x0143u);
@@ -76,7 +58,7 @@ cycles = 200
 }
 
 BOOST_AUTO_TEST_CASE(the_libpfm4_spelling_and_aliases_name_signals_too) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("amd-zen4-genoa.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("amd-zen4-genoa.txt"));
   const pmc::Workload w = pmc::parse_workload(R"(
 [[segment]]
 cycles = 300
@@ -98,7 +80,7 @@ signals = { "LS_DISPATCH:LD_DISPATCH" = 2, "ex_ret_instr" = 4 }
 }
 
 BOOST_AUTO_TEST_CASE(a_zen5_name_counts_in_kernel_and_user_segments) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("amd-zen5.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("amd-zen5.txt"));
   BOOST_TEST_REQUIRE(hal.backend()->name == "amd");
   pmc::Workload w;  // built in code, as the emulation layer builds its segments
   pmc::OwnedSegment user(1000);

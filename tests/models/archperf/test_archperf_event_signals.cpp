@@ -8,6 +8,8 @@
 // workload and the SDM's counting rules (CMASK: 1 per cycle with >= CMASK events; INV: 1 per
 // cycle with < CMASK; E: 1 per rise of the condition), never from a run of the code.
 
+#include "support/sim_counting.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
 #include <pmc/session.hpp>
@@ -18,7 +20,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,28 +28,8 @@ using u64 = std::uint64_t;
 
 namespace {
 
-pmc::Config config_for(const std::string& dump) {
-  pmc::Config cfg;  // built here: the user's config file is never read
-  cfg.cpu = (fs::path(PMC_SOURCE_DIR) / "data" / "cpuid" / dump).string();
-  cfg.backend = "auto";
-  cfg.access = "sim";
-  return cfg;
-}
-
-// Counts `events` over the workload in one session (each event on a counter of its own: no
-// more general-purpose events than the PMU has, so nothing is multiplexed) and returns the
-// values in the order given.
-std::vector<u64> count(const pmc::Hal& hal, const pmc::Workload& w, const std::vector<std::string>& events) {
-  pmc::Session s = hal.session();
-  s.add_group(events);
-  s.run(w);
-  std::vector<u64> out;
-  for (const pmc::Reading& r : s.read()) out.push_back(r.value);
-  if (out.size() != events.size()) throw std::runtime_error("one reading per event expected");
-  return out;
-}
-
-u64 count1(const pmc::Hal& hal, const pmc::Workload& w, const std::string& event) { return count(hal, w, {event}).at(0); }
+using pmc_test::count;
+using pmc_test::count1;
 
 // 1,000 cycles with 3 L3-miss loads retired per cycle, 500 with 1, 200 with none.
 const char* const kL3Miss = R"(
@@ -78,7 +59,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(an_event_named_signal_counts_per_cycle_with_the_filters_applied) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-skl.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-skl.txt"));
   const pmc::Workload w = pmc::parse_workload(kL3Miss, "l3-miss");
   // 3 x 1,000 + 1 x 500.
   BOOST_TEST(count1(hal, w, "MEM_LOAD_RETIRED.L3_MISS") == 3'500u);
@@ -100,7 +81,7 @@ BOOST_AUTO_TEST_CASE(an_event_named_signal_counts_per_cycle_with_the_filters_app
 }
 
 BOOST_AUTO_TEST_CASE(the_same_bits_count_the_same_whatever_the_spelling) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-skl.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-skl.txt"));
   const pmc::Workload w = pmc::parse_workload(kL3Miss, "l3-miss");
   // MEM_LOAD_RETIRED.L3_MISS is event D1H, unit mask 20H (SKL list): the raw encoding with the
   // same bits (USR, OS, EN as the event's defaults) counts the same.
@@ -118,7 +99,7 @@ BOOST_AUTO_TEST_CASE(the_same_bits_count_the_same_whatever_the_spelling) {
 }
 
 BOOST_AUTO_TEST_CASE(offcore_response_events_count_their_own_response_value) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-skl.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-skl.txt"));
   // Two OFFCORE_RESPONSE events of the same select (B7H/BBH, unit mask 01H) whose MSR values
   // differ (SKL list: 0x3FFC408000 and 0x203C408000): each counts its own signal.
   const std::string any = "OFFCORE_RESPONSE.OTHER.L3_MISS.ANY_SNOOP";
@@ -148,7 +129,7 @@ BOOST_AUTO_TEST_CASE(offcore_response_events_count_their_own_response_value) {
 }
 
 BOOST_AUTO_TEST_CASE(architectural_and_fixed_events_map_to_the_generic_signals) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-icl.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-icl.txt"));
   const pmc::Workload w = pmc::parse_workload(R"(
 [[segment]]
 cycles = 400
@@ -166,7 +147,7 @@ signals = { "INST_RETIRED.ANY" = 3, "BR_INST_RETIRED.ALL_BRANCHES" = 1, "MEM_LOA
 }
 
 BOOST_AUTO_TEST_CASE(segments_built_in_code_and_streamed_files_are_mapped_too) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-skl.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-skl.txt"));
   // Segments built by a program (as the emulation layer builds them), no file.
   pmc::Workload built;
   pmc::OwnedSegment a(250);
@@ -192,7 +173,7 @@ BOOST_AUTO_TEST_CASE(segments_built_in_code_and_streamed_files_are_mapped_too) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_event_named_signals_are_refused_before_anything_counts) {
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-skl.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-skl.txt"));
   // A cycles event: cycles are implicit.
   const pmc::Workload cycles =
       pmc::parse_workload("[[segment]]\ncycles = 10\nsignals = { \"CPU_CLK_UNHALTED.THREAD\" = 1 }\n", "c");
@@ -213,7 +194,7 @@ BOOST_AUTO_TEST_CASE(bad_event_named_signals_are_refused_before_anything_counts)
 BOOST_AUTO_TEST_CASE(umask2_is_part_of_the_signal) {
   // Arrow Lake's Lion Cove list: ITLB_MISSES.STLB_HIT is event 11H, unit mask 20H, UMASK2 01H
   // (bits 47:40): its select reads raw.0x012011, not raw.0x2011.
-  const pmc::Hal hal = pmc::Hal::open(config_for("intel-arl-lnc.txt"));
+  const pmc::Hal hal = pmc::Hal::open(pmc_test::sim_config_for("intel-arl-lnc.txt"));
   const pmc::Encoding e = hal.encode("ITLB_MISSES.STLB_HIT");
   BOOST_TEST_REQUIRE(((e.config >> 40) & 0xFF) == 0x01u);
   const pmc::Workload named =
