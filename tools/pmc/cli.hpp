@@ -59,6 +59,9 @@ struct Options {
   std::uint64_t timeout_ms = 0;      // --timeout MS
   std::vector<std::string> metrics;  // -M NAME[,NAME]; list --metrics
   bool list_metrics = false;         // list --metrics
+  bool topdown = false;              // stat --topdown: the top-down tree (TopdownL1 .. L<td_level>)
+  unsigned td_level = 1;             // stat --td-level N
+  bool metric_only = false;          // stat --metric-only: the metrics without the counts
   std::string listen;                // export --listen ADDR:PORT
   std::string textfile;              // export --textfile FILE
   double export_interval = 1.0;      // export --interval S

@@ -177,47 +177,93 @@ json event_json(const pmc::EventDef& e, const pmc::PmuInfo& pmu, const pmc::Even
 
 }  // namespace
 
-// `pmc list --metrics`: every metric of the generic file and the backend's, by group, with its
-// formula and the events it needs, and whether this machine can compute it.
+// `pmc list --metrics`: every metric of the generic file, the backend's and the CPU model's:
+// the trees (top-down) drawn as trees, the others by group, each with its formula, the events it
+// needs and whether this machine can compute it; then every group with its size.
+namespace {
+
+void print_metric(const pmc::MetricDef& m, const std::string& why, int depth) {
+  const std::string indent(static_cast<std::size_t>(2 + 2 * depth), ' ');
+  std::string names = m.name;
+  for (const auto& a : m.aliases) names += ", " + a;
+  print("{}{} [{}]{}\n", indent, names, m.unit, m.by_default ? " (shown by default)" : "");
+  const std::string more = indent + "    ";
+  if (!m.description.empty()) print("{}{}\n", more, m.description);
+  print("{}= {}\n", more, m.formula);
+  std::string events;
+  for (const auto& in : m.events)
+    events += (events.empty() ? "" : ", ") +
+              (in.variable == in.event ? in.event : fmt::format("{} = {}", in.variable, in.event));
+  print("{}events: {}{}\n", more, events, m.uses_duration ? ", duration_time" : "");
+  if (!m.constants.empty()) print("{}constants: {}\n", more, fmt::format("{}", fmt::join(m.constants, ", ")));
+  if (!m.threshold.empty()) print("{}bottleneck when: {}\n", more, m.threshold);
+  if (m.groups.size() > 1) print("{}groups: {}\n", more, fmt::format("{}", fmt::join(m.groups, ", ")));
+  if (!why.empty()) print("{}not available here: {}\n", more, why);
+}
+
+void print_subtree(const pmc::MetricCatalog& catalog, const pmc::MetricDef& node, int depth,
+                   const std::function<std::string(const pmc::MetricDef&)>& why) {
+  print_metric(node, why(node), depth);
+  for (const auto& m : catalog.metrics())
+    if (m.level > 0 && m.parent == node.name && &m != &node) print_subtree(catalog, m, depth + 1, why);
+}
+
+}  // namespace
+
 int list_metrics(const Options& o, const pmc::Hal& hal) {
   const pmc::MetricCatalog catalog = pmc::builtin_metrics(hal);
+  const pmc::MetricConstants constants = pmc::metric_constants(hal);
+  const auto why = [&](const pmc::MetricDef& m) { return pmc::metric_unavailable(hal, m, constants); };
   if (o.json) {
     json out = json::array();
     for (const auto& m : catalog.metrics()) {
       json events = json::array();
       for (const auto& in : m.events) events.push_back({{"variable", in.variable}, {"event", in.event}});
-      const std::string why = pmc::metric_unavailable(hal, m);
-      out.push_back({{"name", m.name},
-                     {"group", m.group},
-                     {"formula", m.formula},
-                     {"unit", m.unit},
-                     {"description", m.description},
-                     {"events", events},
-                     {"backend", m.backend.empty() ? json(nullptr) : json(m.backend)},
-                     {"default", m.by_default},
-                     {"available", why.empty()},
-                     {"unavailable", why.empty() ? json(nullptr) : json(why)},
-                     {"source", m.source.str()}});
+      const std::string reason = why(m);
+      json j{{"name", m.name},
+             {"aliases", m.aliases},
+             {"group", m.group},
+             {"groups", m.groups},
+             {"formula", m.formula},
+             {"unit", m.unit},
+             {"description", m.description},
+             {"events", events},
+             {"constants", m.constants},
+             {"backend", m.backend.empty() ? json(nullptr) : json(m.backend)},
+             {"default", m.by_default},
+             {"available", reason.empty()},
+             {"unavailable", reason.empty() ? json(nullptr) : json(reason)},
+             {"source", m.source.str()}};
+      if (m.level > 0) j["level"] = m.level;
+      if (!m.parent.empty()) j["parent"] = m.parent;
+      if (!m.threshold.empty()) j["threshold"] = m.threshold;
+      out.push_back(std::move(j));
     }
     print("{}\n", out.dump(2));
     return 0;
   }
-  print("{} metrics ({}); pmc stat -M NAME or -M GROUP\n", catalog.metrics().size(),
-        hal.backend() ? fmt::format("generic and backend {}", hal.backend()->name) : std::string("generic"));
-  for (const std::string& group : catalog.groups()) {
-    print("\n{}:\n", group);
-    for (const auto* m : catalog.select(group)) {
-      const std::string why = pmc::metric_unavailable(hal, *m);
-      print("  {:<24} {} [{}]{}\n", m->name, m->description, m->unit, m->by_default ? " (shown by default)" : "");
-      print("  {:<24} = {}\n", "", m->formula);
-      std::string events;
-      for (const auto& in : m->events)
-        events += (events.empty() ? "" : ", ") +
-                  (in.variable == in.event ? in.event : fmt::format("{} = {}", in.variable, in.event));
-      print("  {:<24} events: {}{}\n", "", events, m->uses_duration ? ", duration_time" : "");
-      if (!why.empty()) print("  {:<24} not available here: {}\n", "", why);
-    }
+  std::size_t available = 0;
+  for (const auto& m : catalog.metrics()) available += why(m).empty();
+  print("{} metrics ({} computable here) from {}; pmc stat -M NAME or -M GROUP, pmc stat --topdown\n",
+        catalog.metrics().size(), available, fmt::format("{}", fmt::join(catalog.files(), ", ")));
+  const bool trees = std::any_of(catalog.metrics().begin(), catalog.metrics().end(),
+                                 [](const pmc::MetricDef& m) { return m.level > 0; });
+  if (trees) {
+    print("\nTop-down tree (-M TopdownL<N>, or a node's children with -M tma_<node>_group):\n");
+    for (const auto& m : catalog.metrics())
+      if (m.level > 0 && (m.parent.empty() || !catalog.find(m.parent))) print_subtree(catalog, m, 0, why);
   }
+  std::vector<std::string> headers;
+  for (const auto& m : catalog.metrics())
+    if (m.level == 0 && std::find(headers.begin(), headers.end(), m.group) == headers.end()) headers.push_back(m.group);
+  for (const std::string& group : headers) {
+    print("\n{}:\n", group.empty() ? "(no group)" : group);
+    for (const auto& m : catalog.metrics())
+      if (m.level == 0 && m.group == group) print_metric(m, why(m), 0);
+  }
+  std::vector<std::string> sizes;
+  for (const std::string& g : catalog.groups()) sizes.push_back(fmt::format("{} ({})", g, catalog.select(g).size()));
+  print("\nGroups: {}\n", fmt::format("{}", fmt::join(sizes, ", ")));
   return 0;
 }
 
@@ -267,7 +313,7 @@ void print_section(const Options& o, const Section& s) {
     print("{:<{}} {:<{}} {:<{}} {}{}{}{}\n", s.name_of(*e), name_w, fields_of(*e), fields_w, where_of(*e, pmu), where_w,
           e->description, e->generic.empty() ? "" : fmt::format(" [{}]", e->generic),
           e->exclusive ? " [exclusive]" : "", e->deprecated ? " [deprecated]" : "");
-    if (!e->aliases.empty()) print("    aliases: {}\n", fmt::format("{}", fmt::join(e->aliases, ", ")));
+    if (!e->aliases.empty()) print("    aliases: {}\n", fmt::format("{}", fmt::format("{}", fmt::join(e->aliases, ", "))));
     if (e->unit_masks) {
       const auto& g = *e->unit_masks;
       for (const auto& m : g.masks) {
@@ -279,7 +325,7 @@ void print_section(const Options& o, const Section& s) {
     }
     // Without a CPU tag (a backend forced onto a CPU it has no tag for) every definition is
     // listed, the per-CPU ones of one name too: say which CPUs each is for.
-    if (pmu.cpu_tag.empty() && !e->cpus.empty()) print("    for CPUs: {}\n", fmt::format("{}", fmt::join(e->cpus, ", ")));
+    if (pmu.cpu_tag.empty() && !e->cpus.empty()) print("    for CPUs: {}\n", fmt::format("{}", fmt::format("{}", fmt::join(e->cpus, ", "))));
   }
 }
 
@@ -334,7 +380,7 @@ int cmd_list(const Options& o) {
           topics.push_back(e->topic);
     throw pmc::Error(pmc::errc::not_found,
                      fmt::format("no event of {} has topic {} (topics here: {})", who, quoted_words(o.topics),
-                                 topics.empty() ? std::string("none") : fmt::format("{}", fmt::join(topics, ", "))));
+                                 topics.empty() ? std::string("none") : fmt::format("{}", fmt::format("{}", fmt::join(topics, ", ")))));
   }
   if (!o.topics.empty() || !o.counter.empty()) builtin.clear();
   if (!o.filters.empty())

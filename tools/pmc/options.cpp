@@ -54,6 +54,12 @@ CLI::App* add_stat(CLI::App& app, Options& o, bool options) {
   stat->add_option("-M,--metrics", o.metrics, "metrics or metric groups to compute, comma-separated (pmc list --metrics)")
       ->allow_extra_args(false)
       ->type_name("NAMES");
+  stat->add_flag("--topdown", o.topdown,
+                 "top-down analysis: the vendor's level-1 metrics (TopdownL1) as a tree, bottlenecks marked");
+  stat->add_option("--td-level", o.td_level, "with --topdown: down to this level of the tree (1 to 6)")
+      ->check(CLI::Range(1u, 6u))
+      ->type_name("N");
+  stat->add_flag("--metric-only", o.metric_only, "print the metrics only, not the counts they come from");
   stat->add_flag("-a,--all-cpus", o.all_cpus, "count everything on every online CPU (system-wide)");
   stat->add_option("-C,--cpu", o.cpu_list, "count everything on these CPUs (0-3,6)")->type_name("LIST");
   stat->add_option("-p,--pid", o.pid, "count an existing process (every thread) until Ctrl-C or --timeout")

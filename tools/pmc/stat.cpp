@@ -67,7 +67,7 @@ int stat_workload(const Options& o) {
     print("{}\n", doc.dump(2));
     return 0;
   }
-  print_counts(hal, run, "Performance counter stats", metrics);
+  print_counts(hal, run, "Performance counter stats", metrics, o.metric_only);
   return 0;
 }
 
@@ -302,7 +302,7 @@ int stat_real(const Options& o) {
     report_csv(out, *o.separator, result.rows, metrics);
     if (const auto r = regions.report()) report_regions_csv(out, *o.separator, *r);
   } else {
-    report_text(out, result.measured, result.rows, metrics);
+    report_text(out, result.measured, result.rows, metrics, "Performance counter stats", o.metric_only);
     if (const auto r = regions.report()) write(out, pmc::format_region_table(*r));
   }
   return status;

@@ -31,6 +31,7 @@ struct MetricRow {
   const pmc::MetricDef* def = nullptr;
   int cpu = -1;
   pmc::MetricValue value;
+  std::optional<bool> crossed;  // its threshold (a bottleneck), when it has one and can be decided
 };
 
 // What a measurement is to count: the events (defaults or -e; what the metrics need besides is
@@ -42,6 +43,8 @@ struct Plan {
   std::vector<const pmc::MetricDef*> metrics;
   bool metrics_asked = false;  // -M given: show them even when not computable
   bool defaults = false;       // no -e: events this machine cannot count are left out quietly
+  bool metric_only = false;    // --metric-only
+  pmc::MetricConstants constants;  // the machine's, for vendor formulas (smt_on, tsc_freq, ...)
 };
 // Throws for an unknown metric name (naming the nearest) and for a malformed -e list. The
 // defaults (pmc::default_events) are asked for only when neither -e nor -M is given.
@@ -93,7 +96,7 @@ struct Measured {
 
 // The reports: perf stat's table, its CSV (-x), and JSON.
 void report_text(std::FILE* out, const Measured& m, const std::vector<Row>& rows, const std::vector<MetricRow>& metrics,
-                 const char* title = "Performance counter stats");
+                 const char* title = "Performance counter stats", bool metric_only = false);
 void report_csv(std::FILE* out, const std::string& sep, const std::vector<Row>& rows,
                 const std::vector<MetricRow>& metrics, const std::string& prefix = {});
 json rows_json(const std::vector<Row>& rows);           // the counted rows (counters_json's shape)
@@ -118,7 +121,7 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vec
                            const Plan* plan = nullptr);
 json run_json(const pmc::Hal& hal, const SimulatedRun& run);
 void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what,
-                  const std::vector<MetricRow>& metrics = {});
+                  const std::vector<MetricRow>& metrics = {}, bool metric_only = false);
 
 // The counters on a command run by pmc::run_child: its process, inherited by everything it
 // starts, switched on by its exec.
@@ -129,6 +132,15 @@ void report_table(std::FILE* out, const std::vector<std::string>& command, const
 
 // A metric's value as a report note ("1.43 insn per cycle", "5.79% of all branches").
 std::string metric_note(const MetricRow& m);
+
+// Metrics of a tree (level > 0: top-down, pipeline utilization) are drawn as a tree after the
+// counts, not beside them (stat_tree.cpp).
+inline bool in_tree(const MetricRow& m) { return m.def->level > 0; }
+// Decides each row's threshold with the values of the rows of the same CPU.
+void mark_thresholds(std::vector<MetricRow>& metrics);
+// The tree of the rows in_tree: each node under its parent, its value and unit, the ones whose
+// threshold is crossed marked; nothing when there are none.
+void print_tree(std::FILE* out, const std::vector<MetricRow>& metrics);
 
 // --regions (stat_regions.cpp): set up before the command runs ($PMC_REGION_OUTPUT to a
 // temporary file, $PMC_REGION_EVENTS to the events), read back after it; nothing without

@@ -30,13 +30,33 @@ bool user_error(pmc::errc e) {
 Plan make_plan(const pmc::Hal& hal, const Options& o, const std::function<std::vector<std::string>()>& defaults) {
   Plan plan;
   plan.catalog = pmc::builtin_metrics(hal);
+  plan.constants = pmc::metric_constants(hal);
+  plan.metric_only = o.metric_only;
+  std::vector<std::string> asked = split_events(o.metrics);
+  // --topdown: perf's TopdownL1 .. L<N> groups, which the vendors' lists fill (AMD's pipeline
+  // utilization is in PipelineL<N>, which the imported files put in TopdownL<N> too).
+  if (o.topdown) {
+    for (unsigned level = 1; level <= o.td_level; ++level) {
+      const std::string group = fmt::format("TopdownL{}", level);
+      if (plan.catalog.select(group).empty()) {
+        if (level == 1)
+          throw pmc::Error(pmc::errc::not_supported,
+                           fmt::format("--topdown: no top-down metrics for this CPU ({}); pmc list --metrics "
+                                       "lists the metrics there are",
+                                       hal.backend() ? hal.pmu().description : hal.why()));
+        throw pmc::Error(pmc::errc::not_supported,
+                         fmt::format("--td-level {}: this CPU's top-down tree ends at level {}", o.td_level, level - 1));
+      }
+      asked.push_back(group);
+    }
+  }
   // perf stat -M alone counts only what the metrics need.
-  plan.defaults = o.events.empty() && o.metrics.empty();
+  plan.defaults = o.events.empty() && asked.empty();
   if (plan.defaults)
     for (auto& e : defaults()) plan.groups.push_back({{std::move(e)}, false});
   else
     plan.groups = pmc::parse_event_list(o.events);
-  for (const std::string& name : split_events(o.metrics)) {
+  for (const std::string& name : asked) {
     const auto selected = plan.catalog.select(name);
     if (selected.empty()) {
       const auto near = plan.catalog.nearest(name);
@@ -62,7 +82,8 @@ void add_metric_events(const Plan& plan, const std::function<const std::vector<p
   std::vector<std::string> planned;
   for (const auto& g : plan.groups) planned.insert(planned.end(), g.events.begin(), g.events.end());
   for (const auto* m : plan.metrics)
-    for (const auto& in : m->events) {
+    for (const pmc::MetricInput* input : pmc::metric_inputs(*m, plan.constants)) {
+      const pmc::MetricInput& in = *input;
       if (std::find(planned.begin(), planned.end(), in.event) != planned.end()) continue;
       const std::vector<pmc::Encoding>& encodings = counted();
       if (std::any_of(encodings.begin(), encodings.end(),
@@ -87,7 +108,7 @@ std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, 
     }
     if (cpu < 0 && cpus.size() > 1) continue;  // only not-supported rows have no CPU then
     for (const auto* m : plan.metrics) {
-      MetricRow mr{m, cpu, pmc::evaluate_metric(*m, readings, duration_ns)};
+      MetricRow mr{m, cpu, pmc::evaluate_metric(*m, readings, duration_ns, &plan.constants), std::nullopt};
       if (!mr.value.value) {
         if (!plan.metrics_asked) continue;  // a default metric shows only when it can be computed
         std::vector<std::string> missing;
@@ -101,6 +122,7 @@ std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, 
       out.push_back(std::move(mr));
     }
   }
+  mark_thresholds(out);
   return out;
 }
 

@@ -38,7 +38,7 @@ std::vector<int> place_metrics(const std::vector<Row>& rows, const std::vector<M
   std::vector<int> where(metrics.size(), -1);
   std::vector<bool> taken(rows.size(), false);
   for (std::size_t m = 0; m < metrics.size(); ++m) {
-    if (!metrics[m].value.value) continue;
+    if (!metrics[m].value.value || in_tree(metrics[m])) continue;
     std::vector<pmc::Reading> readings;
     std::vector<std::size_t> index;
     for (std::size_t i = 0; i < rows.size(); ++i)
@@ -90,11 +90,11 @@ std::string row_note(const Row& row, const std::vector<Row>& rows, const MetricR
 }  // namespace
 
 void report_text(std::FILE* out, const Measured& m, const std::vector<Row>& rows, const std::vector<MetricRow>& metrics,
-                 const char* title) {
+                 const char* title, bool metric_only) {
   const std::string what = m.command.empty() ? m.target : fmt::format("'{}'", quote_command(m.command));
   print_to(out, "\n {} for {}{}:\n\n", title, what, m.runs > 1 ? fmt::format(" ({} runs)", m.runs) : "");
-  const std::vector<int> where = place_metrics(rows, metrics);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  const std::vector<int> where = metric_only ? std::vector<int>(metrics.size(), -1) : place_metrics(rows, metrics);
+  for (std::size_t i = 0; i < rows.size() && !metric_only; ++i) {
     const MetricRow* metric = nullptr;
     for (std::size_t k = 0; k < metrics.size(); ++k)
       if (where[k] == static_cast<int>(i)) metric = &metrics[k];
@@ -102,9 +102,10 @@ void report_text(std::FILE* out, const Measured& m, const std::vector<Row>& rows
              rows[i].event, row_note(rows[i], rows, metric));
   }
   for (std::size_t k = 0; k < metrics.size(); ++k)
-    if (where[k] < 0)
+    if (where[k] < 0 && !in_tree(metrics[k]))
       print_to(out, "{}{:>18} {:<6} {:<28} # {}\n", metrics[k].cpu >= 0 ? fmt::format("CPU{:<4}", metrics[k].cpu) : "",
                "", "", metrics[k].def->name, metric_note(metrics[k]));
+  print_tree(out, metrics);
   if (m.elapsed_ns) {
     const double seconds = static_cast<double>(m.elapsed_ns) / 1e9;
     if (m.runs > 1)
@@ -192,6 +193,10 @@ json metrics_json(const std::vector<MetricRow>& metrics) {
            {"unit", m.def->unit},
            {"value", m.value.value ? json(*m.value.value) : json(nullptr)}};
     if (!m.value.value) j["error"] = m.value.error;
+    if (m.def->groups.size() > 1) j["groups"] = m.def->groups;
+    if (m.def->level > 0) j["level"] = m.def->level;
+    if (!m.def->parent.empty()) j["parent"] = m.def->parent;
+    if (m.crossed) j["bottleneck"] = *m.crossed;
     if (m.cpu >= 0) j["cpu"] = m.cpu;
     out.push_back(std::move(j));
   }
@@ -237,13 +242,14 @@ json run_json(const pmc::Hal& hal, const SimulatedRun& run) {
               {"counters", counters_json(run.readings)}};
 }
 
-void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what, const std::vector<MetricRow>& metrics) {
+void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what, const std::vector<MetricRow>& metrics,
+                  bool metric_only) {
   print("\n {} for workload '{}' ({})\n", what, run.workload.name, run.workload.source);
   print(" on the simulated {}:\n\n", hal.pmu().description);
   std::vector<Row> rows;
   for (const auto& r : run.readings) rows.push_back({r.event, r, {}, -1, std::nullopt});
-  const std::vector<int> where = place_metrics(rows, metrics);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  const std::vector<int> where = metric_only ? std::vector<int>(metrics.size(), -1) : place_metrics(rows, metrics);
+  for (std::size_t i = 0; i < rows.size() && !metric_only; ++i) {
     const pmc::Reading& r = run.readings[i];
     std::string note = fmt::format("# {} (counter {})", r.canonical, r.counter);
     for (std::size_t k = 0; k < metrics.size(); ++k)
@@ -253,7 +259,9 @@ void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what
     print("{:>20}      {:<28} {}\n", counted(r) ? group_digits(r.value) : "<not counted>", r.event, note);
   }
   for (std::size_t k = 0; k < metrics.size(); ++k)
-    if (where[k] < 0) print("{:>20}      {:<28} # {}\n", "", metrics[k].def->name, metric_note(metrics[k]));
+    if (where[k] < 0 && !in_tree(metrics[k]))
+      print("{:>20}      {:<28} # {}\n", "", metrics[k].def->name, metric_note(metrics[k]));
+  print_tree(stdout, metrics);
   print("\n{:>20}      cycles simulated\n", group_digits(run.stats.cycles));
   if (run.stats.interrupts) print("{:>20}      overflow interrupts\n", group_digits(run.stats.interrupts));
   if (run.stats.cycles_not_counted)

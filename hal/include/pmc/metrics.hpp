@@ -11,6 +11,7 @@
 #include <pmc/session.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +27,10 @@ struct MetricInput {
 };
 
 struct MetricDef {
-  std::string name;                  // "IPC"
-  std::string group;                 // "basic", "L2", "TopdownL1", ...
+  std::string name;                  // "IPC", "Frontend_Bound"
+  std::vector<std::string> aliases;  // other names -M accepts ("tma_frontend_bound")
+  std::string group;                 // the first of groups ("basic", "L2", "TopdownL1", ...)
+  std::vector<std::string> groups;   // every group it belongs to; -M GROUP selects it
   std::string formula;               // "instructions / cycles"
   std::string unit;                  // "insn per cycle", "%", "MFLOP/s"
   std::string description;
@@ -40,7 +43,38 @@ struct MetricDef {
   // Whether the formula uses duration_time (the wall-clock ns of the measurement), which a
   // simulated workload does not have.
   bool uses_duration = false;
+  // A tree of metrics (Intel's top-down analysis, AMD's pipeline utilization): the level (1 is
+  // the root's children; 0: not in a tree) and the parent metric's name ("" at level 1).
+  int level = 0;
+  std::string parent;
+  // When the value marks a bottleneck: a formula over metric names of the same file
+  // ("Fetch_Latency > 10 && Frontend_Bound > 15"); "" when the vendor gives none.
+  std::string threshold;
+  // The machine constants (metric_constants) the formula names: smt_on, threads_per_core, ...
+  std::vector<std::string> constants;
 };
+
+// A constant of the machine that vendor formulas use (docs/metrics.md, "Constants"): smt_on,
+// threads_per_core, tsc_freq (Hz), num_cpus, num_sockets, cores_per_socket, chas_per_socket.
+struct MetricConstant {
+  std::string name;
+  std::optional<double> value;  // nullopt: unknown here, `source` says why
+  std::string source;           // where the value came from ("CPUID 0BH", "sysfs ..."), or why none
+};
+
+struct PMC_API MetricConstants {
+  std::vector<MetricConstant> values;
+  // The constant of that name, or nullptr when it is not one.
+  [[nodiscard]] const MetricConstant* find(std::string_view name) const;
+};
+
+// The constants of the Hal's CPU: natively from the OS (sysfs topology, SMT state) and CPUID
+// (TSC frequency from leaves 15H/16H); for a CPUID dump from its leaves alone (threads per core
+// from leaf 0BH or 1FH, else leaf 1 and 4; one socket).
+PMC_API MetricConstants metric_constants(const Hal& hal);
+
+// The names every metric formula may use besides its events: duration_time and the constants.
+PMC_API const std::vector<std::string>& metric_builtin_names();
 
 class PMC_API MetricCatalog {
  public:
@@ -54,8 +88,8 @@ class PMC_API MetricCatalog {
   [[nodiscard]] const std::vector<std::string>& files() const { return files_; }
   // Case-insensitive: the metric of that name, else nullptr.
   [[nodiscard]] const MetricDef* find(std::string_view name) const;
-  // A metric name or a group name (case-insensitive): the metrics it selects, in file order;
-  // empty when it names neither.
+  // A metric name or alias, or a group name (case-insensitive): the metrics it selects, in file
+  // order; empty when it names neither.
   [[nodiscard]] std::vector<const MetricDef*> select(std::string_view name_or_group) const;
   // The metric and group names nearest to a misspelt one (edit distance), nearest first.
   [[nodiscard]] std::vector<std::string> nearest(std::string_view name) const;
@@ -75,6 +109,12 @@ PMC_API MetricCatalog builtin_metrics(const Hal& hal);
 // the backend knows them for this CPU); otherwise why not ("needs PF_ISSUES, which backend p6
 // does not have").
 PMC_API std::string metric_unavailable(const Hal& hal, const MetricDef& metric);
+PMC_API std::string metric_unavailable(const Hal& hal, const MetricDef& metric, const MetricConstants& constants);
+
+// The inputs the formula reads with these constants: all of them, except that a `c ? a : b`
+// whose condition depends only on constants reads only the side it takes (Skylake's top-down
+// formulas read CPU_CLK_UNHALTED.THREAD_ANY only with SMT on), as perf drops them.
+PMC_API std::vector<const MetricInput*> metric_inputs(const MetricDef& metric, const MetricConstants& constants);
 
 // Whether an event, as a session encoded it (Session::encodings()), feeds the metric input
 // `input`: it was added with exactly that event string, or (for an input without modifiers) its
@@ -95,6 +135,12 @@ struct MetricValue {
 // Evaluates the formula over the readings (one CPU's, or the aggregate). duration_ns is the
 // measurement's wall-clock time (duration_time in formulas), when there is one.
 PMC_API MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>& readings,
-                                    std::optional<double> duration_ns = std::nullopt);
+                                    std::optional<double> duration_ns = std::nullopt,
+                                    const MetricConstants* constants = nullptr);
+
+// Whether the metric's threshold is crossed, with value_of giving the values of the metrics it
+// names (nullopt: no value): nullopt when it has no threshold or a metric it names has no value.
+PMC_API std::optional<bool> metric_threshold(
+    const MetricDef& metric, const std::function<std::optional<double>(std::string_view name)>& value_of);
 
 }  // namespace pmc
