@@ -128,8 +128,10 @@ std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, 
 
 std::string metric_note(const MetricRow& m) {
   if (!m.value.value) return fmt::format("{}: {}", m.def->name, m.value.error);
-  if (!m.def->unit.empty() && m.def->unit[0] == '%') return fmt::format("{:7.2f}{}", *m.value.value, m.def->unit);
-  return fmt::format("{:8.3f} {}", *m.value.value, m.def->unit);
+  const char* scaled = m.value.scaled ? " (from scaled counts)" : "";
+  if (!m.def->unit.empty() && m.def->unit[0] == '%')
+    return fmt::format("{:7.2f}{}{}", *m.value.value, m.def->unit, scaled);
+  return fmt::format("{:8.3f} {}{}", *m.value.value, m.def->unit, scaled);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -197,6 +197,7 @@ json metrics_json(const std::vector<MetricRow>& metrics) {
     if (m.def->level > 0) j["level"] = m.def->level;
     if (!m.def->parent.empty()) j["parent"] = m.def->parent;
     if (m.crossed) j["bottleneck"] = *m.crossed;
+    if (m.value.scaled) j["scaled"] = true;
     if (m.cpu >= 0) j["cpu"] = m.cpu;
     out.push_back(std::move(j));
   }

@@ -24,8 +24,8 @@ void print_node(std::FILE* out, const std::vector<MetricRow>& rows, std::size_t 
   if (m.value.value) {
     const double v = *m.value.value;
     const bool percent = !m.def->unit.empty() && m.def->unit[0] == '%';
-    print_to(out, "  {:<40} {:>8.2f} {:<4} {}{}\n", name, v, m.def->unit, percent ? bar(v) : std::string(22, ' '),
-             m.crossed.value_or(false) ? "  <== bottleneck" : "");
+    print_to(out, "  {:<40} {:>8.2f} {:<4} {}{}{}\n", name, v, m.def->unit, percent ? bar(v) : std::string(22, ' '),
+             m.crossed.value_or(false) ? "  <== bottleneck" : "", m.value.scaled ? "  (from scaled counts)" : "");
   } else {
     print_to(out, "  {:<40} {:>8} {:<4} ({})\n", name, "-", m.def->unit, m.value.error);
   }

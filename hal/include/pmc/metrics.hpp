@@ -130,6 +130,9 @@ PMC_API const Reading* metric_reading(const std::vector<Reading>& readings, std:
 struct MetricValue {
   std::optional<double> value;  // nullopt: not computable, error says why
   std::string error;            // "cycles counted 0: the formula divides by zero", ...
+  // An input was multiplexed (counted part of the time and scaled up): the value is an
+  // estimate, and the inputs were not counted over the same cycles.
+  bool scaled = false;
 };
 
 // Evaluates the formula over the readings (one CPU's, or the aggregate). duration_ns is the

@@ -181,6 +181,7 @@ MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>&
       return out;
     }
     values[i] = static_cast<double>(r->value);
+    if (r->extrapolated || r->time_running < r->time_enabled) out.scaled = true;
   }
   double duration = duration_ns.value_or(0.0);
   if (metric.uses_duration && !duration_ns && contains(used, kDuration)) {
