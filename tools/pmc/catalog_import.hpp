@@ -130,9 +130,10 @@ struct Formula {
   std::string text;
   bool operand = false;  // an operand as it stands (no parentheses needed around it)
 };
-// The formula in muParser's syntax; a scale other than "" or "1" multiplies it.
+// The formula in muParser's syntax; a scale other than "" or "1" multiplies it. compact: no
+// spaces (for a formula near muParser's length limit).
 Formula translate_formula(std::string_view text, Dialect dialect, const FormulaNames& names,
-                          std::string_view scale = {});
+                          std::string_view scale = {}, bool compact = false);
 
 // The metric files (catalog_import_metrics.cpp): what one written file holds.
 struct MetricFile {

@@ -245,42 +245,46 @@ struct Printed {
   int prec = 9;
 };
 
-Printed print(const Node& n) {
+Printed print(const Node& n, bool compact) {
+  const char* comma = compact ? "," : ", ";
   switch (n.kind) {
     case Node::leaf: return {n.text, 9};
     case Node::unary_minus: {
-      const Printed x = print(n.kids[0]);
+      const Printed x = print(n.kids[0], compact);
       return {fmt::format("(-{})", x.prec < 9 ? "(" + x.text + ")" : x.text), 9};
     }
     case Node::call: {
       std::string args;
-      for (const auto& k : n.kids) args += (args.empty() ? "" : ", ") + print(k).text;
+      for (const auto& k : n.kids) args += (args.empty() ? "" : comma) + print(k, compact).text;
       return {fmt::format("{}({})", n.text, args), 9};
     }
     case Node::cond: {
       // Always parenthesised: muParser's ?: is the lowest and nests safely only so.
-      return {fmt::format("({} ? {} : {})", print(n.kids[0]).text, print(n.kids[1]).text, print(n.kids[2]).text), 9};
+      return {fmt::format(fmt::runtime(compact ? "({}?{}:{})" : "({} ? {} : {})"), print(n.kids[0], compact).text,
+                          print(n.kids[1], compact).text, print(n.kids[2], compact).text),
+              9};
     }
     case Node::binary: break;
   }
   const int p = precedence(n.text);
-  const Printed l = print(n.kids[0]), r = print(n.kids[1]);
+  const Printed l = print(n.kids[0], compact), r = print(n.kids[1], compact);
   // Left-associative: a left operand of the same level goes bare (a comparison never: muParser
   // would chain it); a right operand of the same level is parenthesised.
   const bool wrap_l = l.prec < p || (p == 4 && l.prec == 4);
   const bool wrap_r = r.prec <= p;
-  return {fmt::format("{} {} {}", wrap_l ? "(" + l.text + ")" : l.text, n.text, wrap_r ? "(" + r.text + ")" : r.text),
+  return {fmt::format(fmt::runtime(compact ? "{}{}{}" : "{} {} {}"), wrap_l ? "(" + l.text + ")" : l.text, n.text, wrap_r ? "(" + r.text + ")" : r.text),
           p};
 }
 
 }  // namespace
 
-Formula translate_formula(std::string_view text, Dialect dialect, const FormulaNames& names, std::string_view scale) {
+Formula translate_formula(std::string_view text, Dialect dialect, const FormulaNames& names, std::string_view scale,
+                          bool compact) {
   Parser parser(tokenize(text, dialect), names);
   Node root = parser.parse();
   if (!scale.empty() && scale != "1")
     root = Node{Node::binary, "*", {Node{Node::leaf, std::string(scale), {}}, std::move(root)}};
-  const Printed p = print(root);
+  const Printed p = print(root, compact);
   return {p.text, p.prec == 9};
 }
 

@@ -86,7 +86,7 @@ std::string metric_toml(const Metric& m, const Variables& vars) {
   if (m.level > 0) out += fmt::format("level = {}\n", m.level);
   if (!m.parent.empty()) out += fmt::format("parent = {}\n", toml_string(m.parent));
   std::vector<std::string> entries;
-  for (const auto& e : m.events) entries.push_back(vars.entry(e));
+  for (const auto& e : m.events) entries.push_back(m.short_vars.empty() ? vars.entry(e) : m.short_vars.at(e) + "=" + e);
   out += fmt::format("events = {}\nformula = {}\n", toml_list(entries), toml_string(m.formula));
   if (!m.unit.empty()) out += fmt::format("unit = {}\n", toml_string(m.unit));
   if (!m.threshold.empty()) out += fmt::format("threshold = {}\n", toml_string(m.threshold));
@@ -138,6 +138,8 @@ std::string file_text(const std::string& head, const std::string& backend, const
 // Intel
 
 namespace {
+
+constexpr std::size_t kMaxFormula = 20000;  // muParser's MaxLenExpression
 
 // Intel's event spelling to the project's (the modifiers libpfm4 and our parser read); those
 // with no counterpart stay as written, so the library says such a metric cannot be counted.
@@ -244,10 +246,12 @@ std::optional<MetricFile> import_intel_metrics(const fs::path& folder, const Int
         alias_event[member(e, "Alias")] = intel_event(member(e, "Name"));
       for (const auto& c : j.value("Constants", nlohmann::json::array()))
         alias_const[member(c, "Alias")] = member(c, "Name");
+      bool compact = false;
       const FormulaNames names = [&](const std::string& n) -> std::string {
         if (auto e = alias_event.find(n); e != alias_event.end()) {
           use(m.events, e->second);
-          return vars.of(e->second);
+          if (!compact) return vars.of(e->second);
+          return m.short_vars.emplace(e->second, fmt::format("v{}", m.short_vars.size() + 1)).first->second;
         }
         if (auto c = alias_const.find(n); c != alias_const.end()) return intel_constant(c->second);
         if (n == "#NA") throw Unsupported("Intel gives no value (#NA)");
@@ -255,6 +259,14 @@ std::optional<MetricFile> import_intel_metrics(const fs::path& folder, const Int
         throw BadFormula(fmt::format("'{}' is neither an event nor a constant of the metric", n));
       };
       m.formula = translate_formula(member(j, "Formula"), Dialect::intel, names).text;
+      // muParser takes at most 20000 characters: the longest of Intel's formulas (some
+      // Bottleneck_* ones) get short variables (VAR=EVENT) and no spaces.
+      if (m.formula.size() > kMaxFormula) {
+        compact = true;
+        m.formula = translate_formula(member(j, "Formula"), Dialect::intel, names, {}, true).text;
+        if (m.formula.size() > kMaxFormula)
+          throw Unsupported(fmt::format("a formula longer than muParser takes ({} characters)", m.formula.size()));
+      }
     } catch (const Unsupported& u) {
       f.skipped.push_back(fmt::format("{}: {}", m.name, u.what()));
       continue;
@@ -305,9 +317,18 @@ std::optional<MetricFile> import_intel_metrics(const fs::path& folder, const Int
     source.push_back(&j);
   }
 
-  // Thresholds name metrics by LegacyName: the written ones by MetricName.
+  // Thresholds name metrics by LegacyName: the written ones by MetricName, or by their alias
+  // where the name is no muParser variable (4K_Aliasing: tma_4k_aliasing).
+  const auto variable = [](const std::string& v) {
+    return !v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])) &&
+           std::all_of(v.begin(), v.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  };
   std::map<std::string, std::string> legacy;
-  for (std::size_t i = 0; i < metrics.size(); ++i) legacy[member(*source[i], "LegacyName")] = metrics[i].name;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const Metric& m = metrics[i];
+    if (variable(m.name)) legacy[member(*source[i], "LegacyName")] = m.name;
+    else if (!m.aliases.empty() && variable(m.aliases.front())) legacy[member(*source[i], "LegacyName")] = m.aliases.front();
+  }
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     const auto t = source[i]->find("Threshold");
     if (t == source[i]->end() || !t->is_object()) continue;

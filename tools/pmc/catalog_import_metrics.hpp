@@ -29,6 +29,7 @@ struct Metric {
   std::vector<std::string> aliases, groups, events;  // events: event strings, in first use
   int level = 0;
   bool tma = false;  // one of Intel's TMA metrics
+  std::map<std::string, std::string> short_vars;  // event -> v1, v2, ...: a formula too long with the file's
   std::string parent, formula, unit, threshold, description;
 };
 
