@@ -5,7 +5,7 @@
 #   data/cpuid/intel-<tag>.txt                               one dump per Intel catalog
 #   backends/amd/events, perf-zenN.toml                      Linux perf's AMD lists
 #   backends/archperf/metrics/<tag>.toml                     Intel's metrics, one per catalog
-#   backends/amd/metrics/zenN.toml                           perf's AMD metrics
+#   backends/amd/metrics, zenN.toml                          perf's AMD metrics
 # Usage: scripts/regen-catalogs.sh [PERFMON_DIR] [PERF_AMD_DIR]
 #   defaults ../shared/perfmon and ../shared/perf-amd beside the source tree; the build directory
 #   is ./build or $PMC_BUILD_DIR. pmc is rebuilt first, with the amd backend and its data: the perf
