@@ -10,14 +10,17 @@
 //     project's spelling, perf's metric references inlined and `cpu@...@` events;
 // (b) with Intel's and perf's trees present (PMC_PERFMON_DIR, PMC_PERF_AMD_DIR, default
 //     ../shared/perfmon and ../shared/perf-amd beside the source tree), the checked-in metric
-//     files are byte for byte what the importer writes, and hold what `-M TopdownL1` needs;
-//     skipped otherwise;
+//     files are byte for byte what the importer writes; skipped otherwise. Without them too,
+//     the checked-in files parse, keep names unique, fit muParser, and hold what
+//     `-M TopdownL1` needs;
 // (c) a malformed formula is one clear line naming the file and the metric, and exit status 1.
 
 #include "support/pmc_command.hpp"
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -293,6 +296,37 @@ BOOST_FIXTURE_TEST_CASE(checked_in_metric_files_are_the_importers_output, Import
   BOOST_TEST_REQUIRE(a.status == 0, a);
   same_files(out / "amdm", src / "backends" / "amd" / "metrics");
 
+}
+
+// Without the vendor trees too: every checked-in metric file parses, its names are unique
+// regardless of case, no alias is another metric's name, every formula fits muParser (20000
+// characters), and the top-down level 1 is what `-M TopdownL1` should give.
+BOOST_AUTO_TEST_CASE(checked_in_metric_files_hold_the_top_down_levels) {
+  const fs::path src = PMC_SOURCE_DIR;
+  std::size_t files = 0;
+  for (const char* backend : {"archperf", "amd"})
+    for (const auto& f : fs::directory_iterator(src / "backends" / backend / "metrics")) {
+      ++files;
+      const toml::table doc = toml::parse_file(f.path().string());
+      BOOST_TEST(str(doc, "backend") == backend, f.path());
+      std::set<std::string> names;
+      for (const auto& node : *doc["metric"].as_array()) {
+        const toml::table& m = *node.as_table();
+        std::string lower = str(m, "name");
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        BOOST_TEST(names.insert(lower).second, f.path() << ": " << str(m, "name") << " twice");
+        BOOST_TEST(!str(m, "formula").empty(), f.path() << ": " << str(m, "name"));
+        BOOST_TEST(str(m, "formula").size() <= 20000u, f.path() << ": " << str(m, "name"));
+        BOOST_TEST(!str(m, "description").empty(), f.path() << ": " << str(m, "name"));
+      }
+      for (const auto& node : *doc["metric"].as_array())
+        for (const auto& a : strings(*node.as_table(), "aliases")) {
+          std::string own = str(*node.as_table(), "name");
+          for (char& c : own) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          BOOST_TEST((a == own || !names.count(a)), f.path() << ": alias " << a);
+        }
+    }
+  BOOST_TEST(files == 26u);
   const Words l1{"Frontend_Bound", "Bad_Speculation", "Backend_Bound", "Retiring"};
   for (const char* tag : {"skl", "spr"}) {
     const toml::table doc = toml::parse_file((src / "backends" / "archperf" / "metrics" / (std::string(tag) + ".toml")).string());
