@@ -29,6 +29,9 @@ CLI::App* add_catalog(CLI::App& app, Options& o, bool options) {
       ->check(CLI::IsMember({"archperf", "amd"}));
   import->add_option("--cpuid-out", i.cpuid_out,
                      "intel: also write a synthesized CPUID dump intel-<tag>.txt per catalog into this directory");
+  import->add_option("--metrics-out", i.metrics_out,
+                     "also write the vendors' metrics, one <tag>.toml per catalog (intel: <FOLDER>/metrics/*.json; "
+                     "perf: the MetricName entries), into this directory");
   import->add_option("--tables", i.tables,
                      "intel: the importer's tables (intel-platforms.toml, intel-topics.toml); default: the installed "
                      "share/pmchal/catalog-import");

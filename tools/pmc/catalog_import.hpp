@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +112,46 @@ std::string convert_intel(const fs::path& json_file, const IntelTables& tables, 
 // cpu/index.toml for the rows, and the CPUID dump of each catalog (catalog_import_cpuid.cpp).
 std::string index_toml(const std::vector<MapRow>& rows, const std::map<std::string, IntelCatalog>& by_file);
 std::string cpuid_dump(const MapRow& row, const IntelCatalog& cat);
+
+// Metric formulas (catalog_import_formula.cpp): the vendors' syntax to muParser's.
+enum class Dialect { intel, perf };
+// A formula the metric files cannot carry (an indexed value, an unknown constant): the metric is
+// left out and counted. A malformed one (BadFormula) stops the import.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct BadFormula : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// A name of the formula to its muParser text (an operand: a variable, a number, or something in
+// parentheses); throws Unsupported or BadFormula.
+using FormulaNames = std::function<std::string(const std::string& name)>;
+struct Formula {
+  std::string text;
+  bool operand = false;  // an operand as it stands (no parentheses needed around it)
+};
+// The formula in muParser's syntax; a scale other than "" or "1" multiplies it. compact: no
+// spaces (for a formula near muParser's length limit).
+Formula translate_formula(std::string_view text, Dialect dialect, const FormulaNames& names,
+                          std::string_view scale = {}, bool compact = false);
+
+// The metric files (catalog_import_metrics.cpp): what one written file holds.
+struct MetricFile {
+  std::string tag;                 // "skl", "zen4"
+  std::string source;              // "skylake_metrics.json", "amdzen4"
+  std::size_t listed = 0;          // metrics in the vendor's list
+  std::size_t written = 0;         // [[metric]] tables written
+  std::size_t tma = 0;             // of those, Intel's TMA metrics (tree, info, bottleneck)
+  std::size_t thresholds_dropped = 0;
+  std::vector<std::string> skipped;  // "NAME: reason"
+};
+// Intel: the metrics list of a catalog's folder matching its events file, written to
+// <metrics_out>/<tag>.toml (nullopt: the folder has none).
+std::optional<MetricFile> import_intel_metrics(const fs::path& folder, const IntelCatalog& cat, const ImportOptions& o);
+// perf: every metric of a perf folder (amdzenN/*.json) written to <metrics_out>/<tag>.toml.
+MetricFile import_perf_metrics(const fs::path& folder, const std::string& tag, const ImportOptions& o);
+// The table the importers print of the files written.
+void print_metric_files(const std::vector<MetricFile>& files);
 
 int import_intel(const ImportOptions& o);
 int import_perf(const ImportOptions& o);

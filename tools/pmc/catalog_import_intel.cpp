@@ -418,6 +418,11 @@ int import_intel(const ImportOptions& o) {
       write_text(o.cpuid_out / fmt::format("intel-{}.txt", cat.tag), cpuid_dump(**row, cat));
     }
 
+  std::vector<MetricFile> metric_files;
+  if (!o.metrics_out.empty())
+    for (const auto& f : files)
+      if (auto m = import_intel_metrics(o.from / by_file.at(f).folder, by_file.at(f), o)) metric_files.push_back(*m);
+
   std::size_t vendor = 0, total = 0, aliases = 0, deprecated = 0;
   print("{:<14} {:<36} {:>6} {:>7} {:>7} {:>10}\n", "catalog", "Intel's file", "listed", "events", "aliases",
         "deprecated");
@@ -434,6 +439,7 @@ int import_intel(const ImportOptions& o) {
   print("{} catalogs, {} index rows: of {} listed events, {} written and {} as aliases ({} names deprecated), in "
         "{:.2f} s\n",
         files.size(), core_rows.size(), vendor, total, aliases, deprecated, secs);
+  print_metric_files(metric_files);
   return 0;
 }
 

@@ -218,6 +218,7 @@ int import_perf(const ImportOptions& o) {
   print("{:<8} {:>6} {:>14} {:>10} {:>12}\n", "list", "events", "by catalogs", "supplied", "not encoded");
   std::size_t all = 0, supplied = 0;
   std::vector<std::string> all_notes;
+  std::vector<MetricFile> metric_files;
   for (const auto& folder : folders) {
     const std::string tag = folder.rfind("amd", 0) == 0 ? folder.substr(3) : folder;
     const auto& tags = base.cpu_tags();
@@ -225,6 +226,7 @@ int import_perf(const ImportOptions& o) {
       print("{:<8} skipped: the amd backend declares no CPU tag {} (backends/amd/amd.toml [cpus])\n", folder, tag);
       continue;
     }
+    if (!o.metrics_out.empty()) metric_files.push_back(import_perf_metrics(o.from / folder, tag, o));
     const auto dump = dump_for(tag);
     if (!dump) {
       print("{:<8} skipped: no bundled CPUID dump amd-{}*.txt to open the amd backend on\n", folder, tag);
@@ -312,6 +314,7 @@ int import_perf(const ImportOptions& o) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   print("{} perf core events, {} supplied by the generated files, in {:.2f} s\n", all, supplied, secs);
   for (const auto& n : all_notes) print("{}\n", n);
+  print_metric_files(metric_files);
   return 0;
 }
 

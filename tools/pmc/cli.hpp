@@ -29,6 +29,7 @@ struct ImportOptions {
   std::filesystem::path out;         // where the catalogs go
   std::string backend;               // archperf (intel) or amd (perf); empty: the layout's
   std::filesystem::path cpuid_out;   // intel: where the synthesized CPUID dumps go (empty: none)
+  std::filesystem::path metrics_out; // where the metric files go (empty: none)
   std::filesystem::path tables;      // intel: the importer's tables (empty: the installed ones)
   bool vendor_descriptions = false;  // desc = the vendor's sentence, for the user's own use
 };
