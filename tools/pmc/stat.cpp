@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -15,17 +16,52 @@
 
 namespace pmc_cli {
 
+namespace {
+
+bool scaled(const std::vector<pmc::Reading>& readings) {
+  return std::any_of(readings.begin(), readings.end(),
+                     [](const pmc::Reading& r) { return r.extrapolated || r.time_running < r.time_enabled; });
+}
+
+// The readings of groups counted without multiplexing: the workload runs once with all of them
+// and, when the PMU had to rotate them, again for each half, and so on down to groups that fit
+// (a simulated workload counts the same on every run, so each pass is exact). Readings come in
+// the groups' order.
+std::vector<pmc::Reading> count_in_passes(const pmc::Hal& hal, const pmc::Workload& workload,
+                                          const std::vector<EventGroup>& groups, unsigned& passes) {
+  pmc::Session session = hal.session();
+  for (const auto& g : groups) {
+    if (g.braces)
+      session.add_group(g.events);
+    else
+      session.add(g.events.front());
+  }
+  (void)session.run(workload);
+  ++passes;
+  std::vector<pmc::Reading> readings = session.read();
+  if (groups.size() < 2 || !scaled(readings)) return readings;
+  const auto half = groups.begin() + static_cast<std::ptrdiff_t>(groups.size() / 2);
+  std::vector<pmc::Reading> out = count_in_passes(hal, workload, {groups.begin(), half}, passes);
+  std::vector<pmc::Reading> rest = count_in_passes(hal, workload, {half, groups.end()}, passes);
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+}  // namespace
+
 SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vector<EventGroup>& events,
                            const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare,
                            const Plan* plan) {
   SimulatedRun run;
   run.workload = pmc::load_workload(pmc::resolve_data(o.workload, pmc::DataKind::workload));
   pmc::Session session = hal.session();
+  std::vector<EventGroup> added;
   const auto add = [&](const EventGroup& g) {
     if (g.braces)
       session.add_group(g.events);
     else
       session.add(g.events.front());
+    added.push_back(g);
   };
   for (const auto& g : events) add(g);
   if (plan)
@@ -36,6 +72,12 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vec
   run.readings = session.read();
   run.levels = session.level_histograms();
   run.profiles = session.pc_profiles();
+  // Metrics want their events counted over the same cycles: rather than scaled estimates, the
+  // workload runs again in passes (as toplev counts a program several times).
+  if (plan && plan->metrics_asked && !prepare && scaled(run.readings)) {
+    run.passes = 0;
+    run.readings = count_in_passes(hal, run.workload, added, run.passes);
+  }
   return run;
 }
 

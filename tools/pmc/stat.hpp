@@ -108,13 +108,17 @@ void report_interval_text(std::FILE* out, double seconds, const std::vector<Row>
 
 // A session over a simulated workload: the events added (and with a plan, the events its
 // metrics need besides), `prepare` (profiling) applied, the workload run through the backend's
-// device model (Session::run), the counts read.
+// device model (Session::run), the counts read. With asked metrics whose events had to be
+// multiplexed, the workload runs again in passes of events that fit, and the counts are exact.
 struct SimulatedRun {
   pmc::Workload workload;
   pmc::WorkloadRun stats;
   std::vector<pmc::Reading> readings;
   std::vector<pmc::LevelHistogram> levels;
   std::vector<pmc::PcProfile> profiles;
+  // How many times the workload ran: 1, or with metrics whose events the PMU could only
+  // multiplex, once per set of events that fits (count_in_passes in stat.cpp).
+  unsigned passes = 1;
 };
 SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vector<EventGroup>& events,
                            const std::function<void(pmc::Session&, const pmc::Workload&)>& prepare = {},

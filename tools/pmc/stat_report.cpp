@@ -240,6 +240,7 @@ json run_json(const pmc::Hal& hal, const SimulatedRun& run) {
               {"cycles", run.stats.cycles},
               {"interrupts", run.stats.interrupts},
               {"cycles_not_counted", run.stats.cycles_not_counted},
+              {"runs", run.passes},
               {"counters", counters_json(run.readings)}};
 }
 
@@ -264,6 +265,10 @@ void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what
       print("{:>20}      {:<28} # {}\n", "", metrics[k].def->name, metric_note(metrics[k]));
   print_tree(stdout, metrics);
   print("\n{:>20}      cycles simulated\n", group_digits(run.stats.cycles));
+  if (run.passes > 1)
+    print("{:>20}      runs of the workload: its events do not fit the counters at once, and each run counted a "
+          "set that does\n",
+          run.passes);
   if (run.stats.interrupts) print("{:>20}      overflow interrupts\n", group_digits(run.stats.interrupts));
   if (run.stats.cycles_not_counted)
     print("{:>20}      cycles not counted: they ran on other CPUs of the workload, and the session counts the\n"

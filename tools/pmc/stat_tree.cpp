@@ -41,7 +41,9 @@ void mark_thresholds(std::vector<MetricRow>& metrics) {
     if (m.def->threshold.empty() || !m.value.value) continue;
     m.crossed = pmc::metric_threshold(*m.def, [&](std::string_view name) -> std::optional<double> {
       for (const MetricRow& o : metrics)
-        if (o.cpu == m.cpu && o.def->name == name) return o.value.value;
+        if (o.cpu == m.cpu && (o.def->name == name || std::find(o.def->aliases.begin(), o.def->aliases.end(),
+                                                                  name) != o.def->aliases.end()))
+          return o.value.value;
       return std::nullopt;
     });
   }

@@ -142,7 +142,7 @@ PMC_API MetricValue evaluate_metric(const MetricDef& metric, const std::vector<R
                                     const MetricConstants* constants = nullptr);
 
 // Whether the metric's threshold is crossed, with value_of giving the values of the metrics it
-// names (nullopt: no value): nullopt when it has no threshold or a metric it names has no value.
+// names, by name or alias (nullopt: no value): nullopt when it has no threshold or a metric it names has no value.
 PMC_API std::optional<bool> metric_threshold(
     const MetricDef& metric, const std::function<std::optional<double>(std::string_view name)>& value_of);
 

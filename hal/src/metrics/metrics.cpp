@@ -216,11 +216,13 @@ MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>&
     for (std::size_t i = 0; i < metric.events.size(); ++i)
       if (values[i] == 0.0) zeros.push_back(metric.events[i].event);
     if (metric.uses_duration && duration == 0.0) zeros.emplace_back(kDuration);
-    out.error = zeros.empty() ? fmt::format("the formula '{}' gives {}", metric.formula, v)
-                              : fmt::format("the formula '{}' divides by zero: {} counted 0", metric.formula,
-                                            detail::join(zeros, " and "));
+    // A vendor formula runs to thousands of characters: it is named, not quoted, beyond a line.
+    const std::string formula =
+        metric.formula.size() <= 80 ? fmt::format("the formula '{}'", metric.formula) : std::string("the formula");
+    out.error = zeros.empty() ? fmt::format("{} gives {}", formula, v)
+                              : fmt::format("{} divides by zero: {} counted 0", formula, detail::join(zeros, " and "));
   } catch (const mu::Parser::exception_type& e) {
-    out.error = fmt::format("the formula '{}' failed: {}", metric.formula, e.GetMsg());
+    out.error = fmt::format("the formula of {} failed: {}", metric.name, e.GetMsg());
   }
   return out;
 }

@@ -100,10 +100,8 @@ MetricDef read_metric(const toml::table& t, const std::string& backend, mu::Pars
   if (const auto& path = t.source().path) m.source.file = *path;
   m.source.line = pos.line;
   m.source.column = pos.column;
+  // Empty only for a formula over built-in names alone (Intel's Info_System_Time: the duration).
   const std::vector<std::string> events = *detail::get_strings(t, "events", true);
-  if (events.empty())
-    detail::fail_at(detail::node_of(t, "events"), errc::invalid_argument,
-                    fmt::format("metric {}: 'events' names no event", m.name));
   for (const std::string& e : events) {
     MetricInput in;
     // "VARIABLE=EVENT" names the variable; otherwise the event string made a name.
@@ -134,7 +132,8 @@ MetricDef read_metric(const toml::table& t, const std::string& backend, mu::Pars
   return m;
 }
 
-// A threshold names metrics of its own file: each must be one, and muParser must accept it.
+// A threshold names metrics of its own file (by name or alias: `4K_Aliasing` is no muParser
+// name, `tma_4k_aliasing` is): each must be one, and muParser must accept it.
 void check_threshold(const toml::table& t, const MetricDef& m, const std::vector<MetricDef>& file, mu::Parser& p) {
   auto fail = [&](const std::string& what) {
     detail::fail_at(detail::node_of(t, "threshold"), errc::parse,
@@ -149,7 +148,9 @@ void check_threshold(const toml::table& t, const MetricDef& m, const std::vector
   std::vector<double> values(names.size(), 1.0);
   p.ClearVar();
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (std::none_of(file.begin(), file.end(), [&](const MetricDef& o) { return o.name == names[i]; }))
+    if (std::none_of(file.begin(), file.end(), [&](const MetricDef& o) {
+          return o.name == names[i] || std::find(o.aliases.begin(), o.aliases.end(), names[i]) != o.aliases.end();
+        }))
       fail(fmt::format("'{}' is not a metric of this file", names[i]));
     p.DefineVar(names[i], &values[i]);
   }
