@@ -32,6 +32,11 @@
 //    CPUID.(7,1):EAX[8] and 23H.0:EAX[1] say it exists) gives this core type's general and fixed
 //    counter bitmaps, and replaces the 0AH counts; CPUID.1AH:EAX[31:24] names the core type
 //    (20H Atom, 40H Core). Without 23H, leaf 0AH is all we know: the probe says so.
+//  - Top-down level 1 and 2 (Ice Lake and later P-cores; docs/hardware/archperf.md section 12):
+//    PERF_METRICS (329H) holds one byte per metric, a fraction of fixed counter 3's slots. The
+//    CPUs that have it are data (cpu/index_topdown.toml loads the PERF_METRICS events); each byte
+//    is a pseudo fixed counter 16 + byte, as Linux numbers them, run through fixed counter 3 and
+//    GLOBAL_CTRL bit 48 (topdown.cpp). FIXED_CTR3 and 329H are reset together, in that order.
 //  - VIA / Zhaoxin ("CentaurHauls", "  Shanghai  ") may report leaf 0AH, but their architectural
 //    event encodings differ (Linux drives them with arch/x86/events/zhaoxin/core.c, cycles =
 //    0x0082) and Nano parts #GP on RDPMC of fixed counters: not matched here.
