@@ -179,3 +179,14 @@ BOOST_AUTO_TEST_CASE(status_bit_48_exists_only_with_perf_metrics) {
   BOOST_CHECK_THROW(skl.write(GLOBAL_CTRL, EN_PERF_METRICS), pmc::Error);
   BOOST_CHECK_THROW(skl.write(GLOBAL_STATUS_SET, EN_PERF_METRICS), pmc::Error);
 }
+
+BOOST_AUTO_TEST_CASE(on_a_hybrid_part_only_the_p_core_has_perf_metrics) {
+  // Alder Lake (model 0x97): the P-core's dump (CPUID.1AH core type 40H) is a level-2 part of
+  // topdown.toml, the E-core's (20H) is not: FW_WRITE alone, no MSR 329H.
+  pmc::sim::ArchPerfDevice p(bundled("intel-adl-glc.txt"));
+  BOOST_TEST(p.read(PERF_CAPABILITIES) == 0xA000u);
+  BOOST_TEST(p.read(PERF_METRICS) == 0u);
+  pmc::sim::ArchPerfDevice e(bundled("intel-adl-grt.txt"));
+  BOOST_TEST(e.read(PERF_CAPABILITIES) == 0x2000u);
+  BOOST_CHECK_THROW((void)e.read(PERF_METRICS), pmc::Error);
+}
