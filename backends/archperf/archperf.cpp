@@ -32,6 +32,11 @@
 //    CPUID.(7,1):EAX[8] and 23H.0:EAX[1] say it exists) gives this core type's general and fixed
 //    counter bitmaps, and replaces the 0AH counts; CPUID.1AH:EAX[31:24] names the core type
 //    (20H Atom, 40H Core). Without 23H, leaf 0AH is all we know: the probe says so.
+//  - Top-down level 1 and 2 (Ice Lake and later P-cores; docs/hardware/archperf.md section 12):
+//    PERF_METRICS (329H) holds one byte per metric, a fraction of fixed counter 3's slots. The
+//    CPUs that have it are data (cpu/index_topdown.toml loads the PERF_METRICS events); each byte
+//    is a pseudo fixed counter 16 + byte, as Linux numbers them, run through fixed counter 3 and
+//    GLOBAL_CTRL bit 48 (topdown.cpp). FIXED_CTR3 and 329H are reset together, in that order.
 //  - VIA / Zhaoxin ("CentaurHauls", "  Shanghai  ") may report leaf 0AH, but their architectural
 //    event encodings differ (Linux drives them with arch/x86/events/zhaoxin/core.c, cycles =
 //    0x0082) and Nano parts #GP on RDPMC of fixed counters: not matched here.
@@ -136,6 +141,8 @@ class ArchPerfBackend final : public Backend {
     // counting starts and clears it after (hal/src/access/access.cpp).
     for (const ExtraRegDef& x : data.extra_regs())
       for (std::uint32_t msr : x.msrs) p.registers.push_back(msr);
+    // PERF_METRICS (topdown.cpp): one pseudo counter per byte the CPU's catalog has events for.
+    add_metric_counters(p, data);
     std::sort(p.registers.begin(), p.registers.end());
     p.registers.erase(std::unique(p.registers.begin(), p.registers.end()), p.registers.end());
     // The probe's reason carries the notes (quirks applied, hybrid core type); the description
@@ -171,13 +178,14 @@ class ArchPerfBackend final : public Backend {
       regs.write(c.control_msr, sel);
     }
     for (const auto& a : set) {
+      if (is_metric(*a.counter)) continue;  // fixed counter 3's field, below
       if (a.counter->kind == CounterKind::fixed) {
         fixed_ctrl |= (a.encoding->fixed_control & 0x7) << (4 * a.counter->index);
-        status |= 1ull << (32 + a.counter->index);
-      } else {
-        status |= 1ull << a.counter->index;
       }
     }
+    status = enable_bits(set);
+    // TOPDOWN.SLOTS and the PERF_METRICS events share fixed counter 3's field (topdown.cpp).
+    if (const auto slots = slots_control(set)) fixed_ctrl |= *slots << (4 * kSlotsCounter);
     if (global) {
       if (any_fixed) regs.write(kFixedCtrCtrl, fixed_ctrl);
       regs.write(kGlobalOvfCtrl, status);  // clear stale overflow bits of the counters we use
@@ -203,7 +211,24 @@ class ArchPerfBackend final : public Backend {
     for (const auto& a : set) regs.write(a.counter->control_msr, a.encoding->config & ~en);
   }
 
-  void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
+  std::uint64_t read_counter(RegisterFile& regs, const PmuContext& ctx, const CounterInfo& c) const override {
+    if (is_metric(c)) return read_metric(regs, ctx.pmu, c);
+    return regs.read(c.counter_msr) & c.width_mask();
+  }
+
+  void write_counter(RegisterFile& regs, const PmuContext& ctx, const CounterInfo& c, std::uint64_t value) const override {
+    if (is_metric(c)) {
+      // A PERF_METRICS byte is a fraction of FIXED_CTR3: both start from zero together, fixed
+      // counter 3 first (docs/hardware/archperf.md section 12). Only a reset can be written.
+      if (value != 0)
+        throw Error(errc::invalid_argument,
+                    fmt::format("PERF_METRICS byte {} cannot be preset to {}: it is a fraction of fixed counter 3, "
+                                "which software only resets (FIXED_CTR3 and MSR 0x329 to 0)",
+                                c.index - kMetricBase, value));
+      regs.write(ctx.pmu.fixed(kSlotsCounter)->counter_msr, 0);
+      regs.write(kPerfMetrics, 0);
+      return;
+    }
     const std::uint64_t mask = c.width_mask();
     value &= mask;
     if (c.kind == CounterKind::fixed) {  // full width; bits above it must be written as zeros
@@ -232,10 +257,16 @@ class ArchPerfBackend final : public Backend {
   }
 
  private:
+  // GLOBAL_CTRL (and GLOBAL_STATUS) bits of a set: i, 32 + i; a PERF_METRICS event needs fixed
+  // counter 3 (35) and EN_PERF_METRICS (48), which is where Linux's pseudo index 32 + 16 lands.
   static std::uint64_t enable_bits(std::span<const Assignment> set) {
     std::uint64_t bits = 0;
-    for (const auto& a : set)
-      bits |= a.counter->kind == CounterKind::fixed ? 1ull << (32 + a.counter->index) : 1ull << a.counter->index;
+    for (const auto& a : set) {
+      if (is_metric(*a.counter))
+        bits |= (1ull << (32 + kSlotsCounter)) | (1ull << kEnPerfMetrics);
+      else
+        bits |= a.counter->kind == CounterKind::fixed ? 1ull << (32 + a.counter->index) : 1ull << a.counter->index;
+    }
     return bits;
   }
 };

@@ -10,6 +10,8 @@
 #include <pmc/sdk/backend.hpp>
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,5 +81,31 @@ SelectBits select_bits(const EventCatalog& catalog);
 // Backend::encode for archperf (encode.cpp): the catalog or a raw rUUEE event, checked against
 // the CPU's EBX vector and AnyThread state, with EN set.
 Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx);
+
+// ---------------------------------------------------------------------------------------------
+// Top-down level 1 and 2 in hardware (topdown.cpp; docs/hardware/archperf.md section 12):
+// PERF_METRICS (MSR 329H) holds one byte per metric, a fraction of the slots fixed counter 3
+// counts. Each byte is a pseudo counter, fixed index 16 + byte as Linux numbers them
+// (INTEL_PMC_IDX_METRIC_BASE), which the scheduler places like any fixed counter; the driver
+// runs them all through fixed counter 3, GLOBAL_CTRL bit 48 and MSR 329H.
+inline constexpr unsigned kMetricBase = 16;  // pseudo fixed index of PERF_METRICS byte 0
+inline constexpr unsigned kMetricBytes = 8;
+inline constexpr unsigned kSlotsCounter = 3;  // IA32_FIXED_CTR3, TOPDOWN.SLOTS
+inline constexpr std::uint32_t kPerfMetrics = 0x329;
+inline constexpr unsigned kEnPerfMetrics = 48;  // IA32_PERF_GLOBAL_CTRL / STATUS bit
+
+inline bool is_metric(const CounterInfo& c) {
+  return c.kind == CounterKind::fixed && c.index >= kMetricBase && c.index < kMetricBase + kMetricBytes;
+}
+// The pseudo counters of the PERF_METRICS events the CPU's catalog holds (cpu/topdown-l1.toml,
+// topdown-l2.toml load on the CPUs that have them), when fixed counter 3 is present; adds MSR
+// 329H to the registers the driver may touch.
+void add_metric_counters(PmuInfo& pmu, const EventCatalog& data);
+// What a PERF_METRICS event reads: FIXED_CTR3 x its byte / 0xFF (Linux's rule, truncated).
+std::uint64_t read_metric(RegisterFile& regs, const PmuInfo& pmu, const CounterInfo& c);
+// Fixed counter 3's field of IA32_FIXED_CTR_CTRL for a set (the slots event's and the metric
+// events' controls, which must agree), or nullopt when the set uses neither; throws
+// invalid_argument naming two events whose privilege filters differ.
+std::optional<std::uint64_t> slots_control(std::span<const Assignment> set);
 
 }  // namespace pmc::archperf

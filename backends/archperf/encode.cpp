@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace pmc::archperf {
 
@@ -116,6 +118,47 @@ void check_extensions(const EventSpec& given, const Encoding& e, const SelectBit
   if ((e.config & bits.eq) && !f.eq) refuse(bits.eq, "EQ", "bit 36", 1);
 }
 
+// The PERF_METRICS events by byte (docs/hardware/archperf.md section 12), as cpu/topdown-l1.toml
+// and topdown-l2.toml name them, with perf's names: only for the refusal below, which says why a
+// CPU whose catalogs lack them cannot count them.
+constexpr std::pair<const char*, const char*> kMetricNames[kMetricBytes] = {
+    {"PERF_METRICS.RETIRING", "topdown-retiring"},
+    {"PERF_METRICS.BAD_SPECULATION", "topdown-bad-spec"},
+    {"PERF_METRICS.FRONTEND_BOUND", "topdown-fe-bound"},
+    {"PERF_METRICS.BACKEND_BOUND", "topdown-be-bound"},
+    {"PERF_METRICS.HEAVY_OPERATIONS", "topdown-heavy-ops"},
+    {"PERF_METRICS.BRANCH_MISPREDICTS", "topdown-br-mispredict"},
+    {"PERF_METRICS.FETCH_LATENCY", "topdown-fetch-lat"},
+    {"PERF_METRICS.MEMORY_BOUND", "topdown-mem-bound"},
+};
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// A PERF_METRICS event the CPU's catalog does not hold: refused naming the byte and the CPU.
+void refuse_missing_metric(const EventSpec& spec, const EventCatalog& catalog, const Facts& f) {
+  for (unsigned k = 0; k < kMetricBytes; ++k) {
+    const auto& [name, perf] = kMetricNames[k];
+    if (!iequal(spec.name, name) && !iequal(spec.name, perf)) continue;
+    const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
+    if (catalog.find(kMetricNames[0].first))
+      throw Error(errc::not_supported,
+                  event_error(spec, column,
+                              fmt::format("{} is byte {} of the PERF_METRICS MSR (329H), a top-down level-2 metric; "
+                                          "this CPU fills level 1 only, bytes 0-3 ({})",
+                                          name, k, f.cpu)));
+    throw Error(errc::not_supported,
+                event_error(spec, column,
+                            fmt::format("{} is byte {} of the PERF_METRICS MSR (329H), top-down level {} in hardware, "
+                                        "which this CPU does not have: only Ice Lake and later P-cores report it beside "
+                                        "fixed counter 3 ({})",
+                                        name, k, k < 4 ? 1 : 2, f.cpu)));
+  }
+}
+
 }  // namespace
 
 SelectBits select_bits(const EventCatalog& catalog) {
@@ -156,6 +199,7 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   const EventDef* def = catalog.find(spec.name);
   if (!def) def = catalog.find_generic(spec.name, {}, nullptr);
   if (def) check_available(spec, *def, f);
+  if (!def) refuse_missing_metric(spec, catalog, f);
 
   // 2. Encode: a catalog event, or a raw one.
   std::uint32_t raw = 0;

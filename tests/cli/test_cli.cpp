@@ -688,6 +688,42 @@ BOOST_FIXTURE_TEST_CASE(workload_signals_named_after_catalog_events, Cli) {
         {"CPU_CLK_UNHALTED.THREAD", "implicit"});
 }
 
+BOOST_FIXTURE_TEST_CASE(topdown_slots_and_perf_metrics_from_the_command_line, Cli) {
+  // docs/hardware/archperf.md section 12 on the simulated Sapphire Rapids (6 slots per cycle):
+  // 1,000,000 cycles = 6,000,000 slots, of which retiring 2,400,000 (byte 255 x 0.4 = 102,
+  // reads 6,000,000 x 102 / 255 = 2,400,000), bad-spec 600,000 (byte 25.5 -> 25, reads
+  // 150,000,000 / 255 = 588,235), fe-bound 1,200,000 (51: 1,200,000), be-bound 1,800,000 (76.5 ->
+  // 76: 456,000,000 / 255 = 1,788,235), mem-bound 600,000 (25: 588,235). The per-cycle signals:
+  // 600,000 cycles of retiring 2, bad-spec 1, fe-bound 2, be-bound 1, mem-bound 1, then 400,000
+  // of retiring 3, be-bound 3, mem-bound 0.
+  const fs::path file = tmp.path() / "topdown.toml";
+  spit(file,
+       "[[segment]]\ncycles = 600000\nsignals = { topdown-retiring = 2, topdown-bad-spec = 1, topdown-fe-bound = 2, "
+       "topdown-be-bound = 1, topdown-mem-bound = 1 }\n"
+       "[[segment]]\ncycles = 400000\nsignals = { topdown-retiring = 3, topdown-be-bound = 3 }\n");
+  const std::vector<std::pair<std::string, std::uint64_t>> expected = {
+      {"TOPDOWN.SLOTS", 6'000'000},           {"PERF_METRICS.RETIRING", 2'400'000},
+      {"PERF_METRICS.BAD_SPECULATION", 588'235}, {"PERF_METRICS.FRONTEND_BOUND", 1'200'000},
+      {"PERF_METRICS.BACKEND_BOUND", 1'788'235}, {"topdown-mem-bound", 588'235}};
+  std::string events;
+  for (const auto& [e, v] : expected) events += (events.empty() ? "" : ",") + e;
+  Result r = pmc(args({{"stat", "--cpuid-dump", "intel-spr"}, {"--workload", file.string(), "-e", events, "--json"}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  json j = parse_json(r);
+  for (const auto& [e, v] : expected) {
+    const json* c = find_by(j["counters"], "event", e);
+    BOOST_REQUIRE_MESSAGE(c, e << ": " << r.out);
+    BOOST_TEST((*c)["value"] == v, c->dump());
+  }
+  // The table prints them too.
+  r = pmc(args({{"stat", "--cpuid-dump", "intel-spr"}, {"--workload", file.string(), "-e", events}}));
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  BOOST_TEST(contains(r.out, "2,400,000      PERF_METRICS.RETIRING"), r);
+  // Skylake has no PERF_METRICS: refused, naming the CPU.
+  fails(args({{"stat", "--cpuid-dump", "intel-skl"}, {"--workload", file.string(), "-e", "PERF_METRICS.RETIRING"}}),
+        {"PERF_METRICS", "family 6 model 78"});
+}
+
 BOOST_FIXTURE_TEST_CASE(unknown_event, Cli) {
   Result r = fails(args({{"stat"}, kP3, {"--workload", "p6-demo", "-e", "instructions,NO_SUCH_EVENT"}}),
                    {"NO_SUCH_EVENT"});

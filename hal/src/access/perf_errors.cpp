@@ -67,15 +67,41 @@ std::string target_name(const Scope& scope, int pid, int cpu) {
 
 }  // namespace
 
+bool perf_topdown_slots(const PerfEventSpec& event) {
+  return event.type == PERF_TYPE_RAW && event.config == 0x0400;
+}
+
+bool perf_topdown_metric(const PerfEventSpec& event) {
+  return event.type == PERF_TYPE_RAW && (event.config & ~std::uint64_t{0x0700}) == 0x8000;
+}
+
+std::string perf_topdown_refusal(const PerfEventSpec& event, const std::vector<PerfEventSpec>& group) {
+  if (!perf_topdown_metric(event)) return {};
+  if (!group.empty() && perf_topdown_slots(group.front())) return {};
+  return fmt::format("{} is a top-down metric (Linux's pseudo-encoding 0x{:04X}, a byte of PERF_METRICS): Linux perf "
+                     "counts it only in a group led by the slots event (TOPDOWN.SLOTS, 0x0400), and {}; add "
+                     "TOPDOWN.SLOTS first",
+                     event.describe(), event.config,
+                     group.empty() ? std::string("it would lead this session's group")
+                                   : fmt::format("this session's group is led by {}", group.front().describe()));
+}
+
 std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& scope, int pid, int cpu,
                             const PerfFacts& facts) {
   const std::string head = fmt::format("perf_event_open({}{})", event.describe(), target_name(scope, pid, cpu));
   const bool pmu_error = err == ENOENT || err == ENODEV || err == EOPNOTSUPP;
+  // The top-down events need more than a PMU: PERF_METRICS (IA32_PERF_CAPABILITIES bit 15).
+  const std::string topdown =
+      perf_topdown_metric(event) || perf_topdown_slots(event)
+          ? fmt::format("; {} is a top-down event, which Linux offers only where the core has PERF_METRICS "
+                        "(Ice Lake and later P-cores: {}/events/slots exists), a metric only in a group led by slots",
+                        event.event, facts.pmu.directory)
+          : std::string();
   if (event.hardware && pmu_error && !facts.pmu.exposed)
-    return fmt::format("{}: this machine exposes no hardware PMU to Linux perf (CPUID.0AH version {}, {} missing{}); "
+    return fmt::format("{}: this machine exposes no hardware PMU to Linux perf (CPUID.0AH version {}, {} missing{}){}; "
                        "count on real hardware or use access = \"sim\" with a CPUID dump (the config key 'cpu')",
                        head, facts.arch_perfmon_version, facts.pmu.directory,
-                       facts.hypervisor ? "; a virtual machine whose hypervisor gives it no virtual PMU" : "");
+                       facts.hypervisor ? "; a virtual machine whose hypervisor gives it no virtual PMU" : "", topdown);
   switch (err) {
     case EACCES:
     case EPERM: {
@@ -115,8 +141,8 @@ std::string perf_open_error(int err, const PerfEventSpec& event, const Scope& sc
     case EINVAL:
       if (event.hardware)
         return fmt::format("{}: the kernel rejected the event (EINVAL): the encoding is not valid for the PMU it "
-                           "exposes ({}), or the group cannot be counted together",
-                           head, facts.pmu.directory);
+                           "exposes ({}), or the group cannot be counted together{}",
+                           head, facts.pmu.directory, topdown);
       if (cpu >= 0) return fmt::format("{}: the kernel rejected CPU {} (EINVAL)", head, cpu);
       break;
     default: break;

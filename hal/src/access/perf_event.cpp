@@ -41,7 +41,10 @@ PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
   bool kernel = (config & os.mask()) != 0;
   const auto event_field = format.field("event");
   const bool has_event = event_field ? (config & event_field->mask()) != 0 : (config & 0xFF) != 0;
-  if (!has_event && e.fixed && e.counters.empty()) {
+  // Fixed index 16 and up: the pseudo counters Linux gives the top-down metrics (its metric
+  // index base is fixed counter 16), whose encoding already is Linux's pseudo-encoding (0x8000
+  // + byte << 8): it goes as it is.
+  if (!has_event && e.fixed && e.counters.empty() && *e.fixed < 16) {
     // A fixed-counter-only event: Linux schedules these pseudo-encodings onto the fixed
     // counters (arch/x86/events/intel: 0x00c0 fixed 0, 0x003c fixed 1, and from fixed 2 on
     // event 0 with unit mask index + 1: 0x0300 fixed 2, 0x0400 slots, 0x0500..0x0700 fixed 4-6).
@@ -179,6 +182,8 @@ int PerfAccess::leader_fd(std::size_t target) const {
 std::size_t PerfAccess::add(const PerfEventSpec& event) {
   if (running_) throw Error(errc::invalid_argument, "cannot add a perf event while the counters run");
   if (event.sample_period) return add_sampler(event);
+  if (const std::string why = perf_topdown_refusal(event, events_); !why.empty())
+    throw Error(errc::invalid_argument, why);
   const std::size_t index = events_.size();
   const std::size_t pos = targets_.front().fds.size();  // its place in each target's group
   const bool inherit = scope_.inherit && (scope_.kind == Scope::Kind::thread || scope_.kind == Scope::Kind::process);

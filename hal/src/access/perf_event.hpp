@@ -60,6 +60,15 @@ struct PerfEventSpec {
 // offcore response, load latency and frontend values (it chooses the MSR itself). Pure.
 PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
 
+// Linux's top-down events on Intel cores (arch/x86/include/asm/perf_event.h): the slots
+// pseudo-encoding 0x0400 (fixed counter 3) and the metric pseudo-encodings 0x8000 + byte << 8.
+// Linux counts a metric event only in a group whose leader is the slots event. Pure.
+bool perf_topdown_slots(const PerfEventSpec& event);
+bool perf_topdown_metric(const PerfEventSpec& event);
+// Why `event` cannot join the group `group` (its events so far, the leader first) under Linux's
+// top-down rule, or "" when it can. Pure.
+std::string perf_topdown_refusal(const PerfEventSpec& event, const std::vector<PerfEventSpec>& group);
+
 // A count scaled for multiplexing: value * enabled / running when the group ran for only part
 // of the time it was enabled (extrapolated), the value itself otherwise; a group that never ran
 // reports 0 with time_running 0. Pure.

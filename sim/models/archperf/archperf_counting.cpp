@@ -3,6 +3,7 @@
 // are marked [U] and explained where they are applied (and summed up in archperf_model.hpp).
 #include "archperf_model.hpp"
 #include "archperf_registers.hpp"
+#include "archperf_topdown.hpp"
 
 #include <fmt/format.h>
 
@@ -107,6 +108,10 @@ std::string ArchPerfDevice::signal_of(const Encoding& encoding) const {
   const std::uint64_t sel = encoding.config;
   // A fixed-counter pseudo event (code 00H, the unit mask naming the counter) counts its fixed
   // counter's event.
+  // Linux's pseudo-encodings of the PERF_METRICS bytes (code 00H, unit mask 80H + byte [12])
+  // read the byte's signal.
+  if (const unsigned umask = x86::unit_mask(sel); x86::event_select(sel) == 0 && umask >= 0x80 && umask < 0x88)
+    return kTopdownSignals[umask - 0x80];
   if (encoding.fixed && x86::event_select(sel) == 0) return fixed_signal(*encoding.fixed);
   return select_signal(sel, encoding.extra.empty() ? 0 : encoding.extra_value);
 }
@@ -130,6 +135,7 @@ void ArchPerfDevice::refresh_signal(unsigned i) {
 
 void ArchPerfDevice::init_signals() {
   for (unsigned i = 0; i < kMaxFixed; ++i) fixed_signal_[i] = pmc::signal(fixed_signal(i));
+  for (unsigned k = 0; k < metric_signal_.size(); ++k) metric_signal_[k] = pmc::signal(kTopdownSignals[k]);
   for (unsigned i = 0; i < kMaxGp; ++i) refresh_signal(i);
 }
 
@@ -143,8 +149,58 @@ void ArchPerfDevice::run(const Segment& segment) {
   if (version_ >= 4 && (global_status_ & kCtrFrz) != 0) return;
   for (unsigned i = 0; i < gp_end_; ++i)
     if (has_gp(i)) count_gp(i, segment);
+  // PERF_METRICS first: it asks whether fixed counter 3 counts the segment, not what it holds.
+  if (metric_bytes_ != 0) count_metrics(segment);
   for (unsigned i = 0; i < kMaxFixed; ++i)
     if (has_fixed(i)) count_fixed(i, segment);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Top-down [12].
+
+// Fixed counter 3's slots per cycle of a segment: the workload's `slots` when it gives it, else
+// width x unhalted cycles on a part with a known width [U].
+static u128 slots_per_cycle(const Segment& s, Signal slots, unsigned width) {
+  for (const SignalCount& c : s.signals)
+    if (c.signal == slots) return c.per_cycle;
+  return static_cast<u128>(width) * s.per_cycle(kCyclesSignal);
+}
+
+void ArchPerfDevice::count_metrics(const Segment& segment) {
+  // EN_PERF_METRICS (GLOBAL_CTRL bit 48), and fixed counter 3 counting this segment [I].
+  if (((global_ctrl_ >> kPerfMetricsBit) & 1U) == 0) return;
+  const std::uint64_t block = (fixed_ctrl_ >> (kBlockBits * 3)) & 0xF;
+  if ((block & (segment.mode == Mode::user ? kFixedUsr : kFixedOs)) == 0) return;
+  if (((global_ctrl_ >> (kFixedBit0 + 3)) & 1U) == 0) return;
+  const u128 n = segment.cycles;
+  metric_slots_ += n * slots_per_cycle(segment, fixed_signal_[3], slot_width_);
+  // In 1/255 slots, so that a byte is the quotient of two accumulators.
+  for (unsigned k = 0; k < metric_bytes_; ++k) metric_acc_[k] += n * 255 * segment.per_cycle(metric_signal_[k]);
+}
+
+std::uint64_t ArchPerfDevice::perf_metrics() const {
+  if (metric_slots_ == 0) return metric_written_;
+  std::uint64_t v = 0;
+  for (unsigned k = 0; k < metric_bytes_; ++k) {
+    // floor(255 x signal / slots), at most 0xFF when the signals exceed the slots [U].
+    const u128 byte = metric_acc_[k] / metric_slots_;
+    v |= static_cast<std::uint64_t>(byte > 0xFF ? 0xFF : byte) << (8 * k);
+  }
+  return v;
+}
+
+void ArchPerfDevice::clear_metrics() {
+  metric_acc_.fill(0);
+  metric_slots_ = 0;
+  metric_written_ = 0;
+}
+
+void ArchPerfDevice::write_perf_metrics(std::uint64_t value) {
+  // The bytes written are fractions of FIXED_CTR3 as it stands [I]: 0 resets the metrics, and
+  // a value restored after FIXED_CTR3 weighs as many slots as that counter holds.
+  metric_written_ = value;
+  metric_slots_ = fixed_[3];
+  for (unsigned k = 0; k < metric_bytes_; ++k) metric_acc_[k] = static_cast<u128>((value >> (8 * k)) & 0xFF) * fixed_[3];
 }
 
 void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
@@ -171,8 +227,8 @@ void ArchPerfDevice::count_fixed(unsigned i, const Segment& segment) {
   if ((block & (segment.mode == Mode::user ? kFixedUsr : kFixedOs)) == 0) return;
   if (((global_ctrl_ >> (kFixedBit0 + i)) & 1U) == 0) return;
   // Fixed counters have no event select and no filter; they count their event whatever EBX
-  // says about its GP twin [U].
-  const u128 k = per_cycle(segment, fixed_signal_[i]);
+  // says about its GP twin [U]. Fixed counter 3: slots_per_cycle.
+  const u128 k = i == 3 ? slots_per_cycle(segment, fixed_signal_[3], slot_width_) : per_cycle(segment, fixed_signal_[i]);
   bool no_edge = false;
   const counting::Advance step =
       counting::advance(fixed_[i], fixed_width_, segment.cycles, k, counting::Filter{}, no_edge);

@@ -4,6 +4,7 @@
 // applied (and summed up in archperf_model.hpp).
 #include "archperf_model.hpp"
 #include "archperf_registers.hpp"
+#include "archperf_topdown.hpp"
 
 #include <pmc/error.hpp>
 
@@ -122,6 +123,13 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
   ebx_length_ = a.ebx_length;
   unavailable_ = a.unavailable_events;
 
+  // Top-down [12]: a part of archperf_topdown.hpp counts width x unhalted cycles on fixed
+  // counter 3 (when it has one), and has PERF_METRICS when IA32_PERF_CAPABILITIES can say so.
+  if (const TopdownPart* td = topdown_part(cpu.family, cpu.model, cpu.core_type); td && has_fixed(3)) {
+    slot_width_ = td->width;
+    if (perf_capabilities_ && version_ >= 5) metric_bytes_ = td->level >= 2 ? 8 : 4;
+  }
+
   // Without CPUID 23H: bits N-1..0. With it: the present counters [U].
   const std::uint64_t gp_mask = gp_present_;
   if (has_global()) {
@@ -131,6 +139,7 @@ ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
     if (version_ >= 4) {
       status_bits_ |= (1ULL << kTraceToPaPmiBit) | (1ULL << kLbrFrzBit) | (1ULL << kCtrFrzBit);
     }
+    if (metric_bytes_ != 0) status_bits_ |= 1ULL << kPerfMetricsBit;  // [3.4, 12]
     // Reset value: EN_PMC(N-1..0) set, everything else (the fixed counters) clear [3]; with
     // CPUID 23H, EN_PMCi of every present counter i [U].
     global_ctrl_ = gp_mask;
@@ -222,7 +231,7 @@ std::string ArchPerfDevice::missing_reason(std::uint32_t msr) const {
     case kGlobalInuse:
       return "IA32_PERF_GLOBAL_INUSE: " + from_v(4);
     case kPerfMetricsMsr:
-      return "MSR_PERF_METRICS: not modelled (IA32_PERF_CAPABILITIES[15] = 0)";
+      return "MSR_PERF_METRICS: this CPU has no PERF_METRICS (IA32_PERF_CAPABILITIES[15] = 0)";
     case kDebugCtlMsr:
       return "IA32_DEBUGCTL: not modelled (no freeze on PMI, no LBRs)";
     default:

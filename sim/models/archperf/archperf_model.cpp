@@ -4,6 +4,7 @@
 // archperf_geometry.cpp, counting in archperf_counting.cpp.
 #include "archperf_model.hpp"
 #include "archperf_registers.hpp"
+#include "archperf_topdown.hpp"
 
 #include <pmc/error.hpp>
 
@@ -58,7 +59,10 @@ std::uint64_t ArchPerfDevice::read(std::uint32_t msr) {
   if (msr >= kFixedCtr0 && msr < kFixedCtr0 + kMaxFixed && has_fixed(msr - kFixedCtr0)) {
     return fixed_[msr - kFixedCtr0];
   }
-  if (msr == kPerfCapabilities && perf_capabilities_) return full_width_ ? kFwWrite : 0;
+  if (msr == kPerfCapabilities && perf_capabilities_) {
+    return (full_width_ ? kFwWrite : 0) | (metric_bytes_ != 0 ? kPerfMetricsCap : 0);
+  }
+  if (msr == kPerfMetricsMsr && metric_bytes_ != 0) return perf_metrics();
   if (has_global()) {
     switch (msr) {
       case kFixedCtrCtrl: return fixed_ctrl_;
@@ -133,6 +137,17 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
                         std::countr_zero(bad), fixed_width_));
     }
     fixed_[i] = value;
+    // A write of FIXED_CTR3 clears PERF_METRICS, whose bytes are fractions of it [12].
+    if (i == 3 && metric_bytes_ != 0) clear_metrics();
+    return;
+  }
+  if (msr == kPerfMetricsMsr && metric_bytes_ != 0) {
+    if (const std::uint64_t bad = value & ~width_mask(8 * metric_bytes_); bad != 0) {
+      fault("MSR_PERF_METRICS", msr, value,
+            fmt::format("reserved bit {} set (this CPU fills bytes 0-3 only: level 1)",
+                        std::countr_zero(bad)));
+    }
+    write_perf_metrics(value);
     return;
   }
   if (msr == kPerfCapabilities && perf_capabilities_) {
@@ -159,8 +174,9 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
         return;
       }
       case kGlobalCtrl: {
-        const std::uint64_t valid =
-            std::uint64_t{gp_present_} | (std::uint64_t{fixed_present_} << kFixedBit0);
+        const std::uint64_t valid = std::uint64_t{gp_present_} |
+                                    (std::uint64_t{fixed_present_} << kFixedBit0) |
+                                    (metric_bytes_ != 0 ? 1ULL << kPerfMetricsBit : 0);
         if (const std::uint64_t bad = value & ~valid; bad != 0) {
           const unsigned bit = static_cast<unsigned>(std::countr_zero(bad));
           const std::string why =
@@ -229,12 +245,15 @@ std::uint64_t ArchPerfDevice::rdpmc(std::uint32_t index) {
     value = pmc_[i];
   } else if (type == kRdpmcFixedType && has_fixed(i)) {
     value = fixed_[i];
+  } else if (index == kRdpmcMetrics && metric_bytes_ != 0) {
+    value = perf_metrics();  // [5, 12]: Linux reads PERF_METRICS with ECX = 1 << 29
   } else {
     std::string why;
     if ((index & kRdpmcFast) != 0) {
       why = "bit 31 (fast read) does not exist on the architectural PMU";
     } else if ((index & kRdpmcMetrics) != 0) {
-      why = "bit 29 (PERF_METRICS) is not supported: no PERF_METRICS";
+      why = metric_bytes_ == 0 ? "bit 29 (PERF_METRICS): this CPU has no PERF_METRICS"
+                               : "bit 29 (PERF_METRICS) reads with ECX = 0x20000000 exactly";
     } else if (type == 0) {
       why = gp_absent(i);
     } else if (type == kRdpmcFixedType) {

@@ -13,8 +13,18 @@
 //    general-purpose width (40 on Core 2). More generally, fixed counters whose CPUID width is 0
 //    take the general-purpose width [U].
 //  - IA32_PERF_CAPABILITIES (0x345, read-only) exists iff CPUID.1:ECX[15] (PDCM) [1, 2]. The
-//    model's value has bit 13 (FW_WRITE) set from version 2 up and every other bit clear [U]: no
-//    LBR, PEBS or PERF_METRICS (so no MSR 0x329, GLOBAL_CTRL/STATUS bit 48 reserved).
+//    model's value has bit 13 (FW_WRITE) set from version 2 up [U], bit 15 (PERF_METRICS) on the
+//    top-down parts (archperf_topdown.hpp) that have fixed counter 3, every other bit clear: no
+//    LBR or PEBS. Without bit 15 there is no MSR 0x329 and GLOBAL_CTRL/STATUS bit 48 is reserved.
+//  - PERF_METRICS (0x329) [12]: byte k is the fraction of the slots counted since the last
+//    reset that the workload's signal kTopdownSignals[k] gave, floor(255 x signal / slots) [U
+//    rounding], bytes 4-7 only on level-2 parts (reserved, read 0, elsewhere). It advances while
+//    GLOBAL_CTRL bit 48 is set and fixed counter 3 counts the segment [I]. Any write of
+//    FIXED_CTR3 clears it [S for 0, I otherwise]; a write of 0x329 sets its bytes, taken as
+//    fractions of FIXED_CTR3's value at that moment (so Linux's save / restore, FIXED_CTR3 then
+//    PERF_METRICS, restores both) [I]. RDPMC ECX = 1 << 29 reads it [5, 12].
+//  - Fixed counter 3 counts the workload's `slots` when a segment gives it, else width x the
+//    unhalted cycles on the top-down parts (archperf_topdown.hpp), else nothing [U].
 //  - Limits of the register layouts [U]: at most 32 general-purpose counters (GLOBAL_CTRL bits
 //    31:0), fixed counter indices below 16 (FIXED_CTR_CTRL has 16 blocks; GLOBAL_CTRL bit 48 is
 //    EN_PERF_METRICS), widths 1..64. A CPUID outside them throws not_supported.
@@ -81,7 +91,8 @@
 // a #GP, as is CPL > 0 with CR4.PCE = 0.
 //
 // Not modelled: IA32_DEBUGCTL freeze-on-PMI (0x1D9 is a #GP; CTR_Frz/LBR_Frz change only through
-// STATUS_SET/RESET), PEBS/DS, PERF_METRICS, the uncore, LVTPC masking, IA32_MISC_ENABLE.
+// STATUS_SET/RESET), PEBS/DS, the PERF_METRICS overflow (status bit 48 changes only through
+// STATUS_SET/RESET), the uncore, LVTPC masking, IA32_MISC_ENABLE.
 #pragma once
 
 #include "x86_pmu.hpp"
@@ -156,6 +167,11 @@ class ArchPerfDevice final : public X86Device {
   void init_signals();  // every counter's signal, at reset (the constructor's last step)
   void count_gp(unsigned i, const Segment& segment);
   void count_fixed(unsigned i, const Segment& segment);
+  // PERF_METRICS [12] (archperf_counting.cpp): the bytes, their advance over a segment, a write.
+  [[nodiscard]] std::uint64_t perf_metrics() const;
+  void count_metrics(const Segment& segment);
+  void write_perf_metrics(std::uint64_t value);
+  void clear_metrics();
   void overflow(unsigned status_bit, bool pmi, counting::u128 wraps);
 
   // Geometry.
@@ -172,6 +188,10 @@ class ArchPerfDevice final : public X86Device {
   unsigned ebx_length_ = 0;        // EAX[31:24]
   std::uint32_t unavailable_ = 0;  // EBX
   std::uint64_t status_bits_ = 0;  // GLOBAL_STATUS bits this version defines
+  // Top-down (archperf_topdown.hpp): slots per unhalted cycle (0: fixed counter 3 counts only a
+  // given `slots`), PERF_METRICS bytes filled (0: no PERF_METRICS, 4 or 8).
+  unsigned slot_width_ = 0;
+  unsigned metric_bytes_ = 0;
   std::string cpu_;                // for messages
 
   // State.
@@ -194,6 +214,12 @@ class ArchPerfDevice final : public X86Device {
   std::uint64_t global_ctrl_ = 0;
   std::uint64_t global_status_ = 0;
   std::map<std::uint32_t, std::uint64_t> extra_;  // extra_msr() registers written
+  // PERF_METRICS: each byte's signal in 1/255 slots, and the slots they are fractions of, since
+  // the last reset; the value written, read back while no slot has been counted.
+  std::array<counting::u128, 8> metric_acc_{};
+  counting::u128 metric_slots_ = 0;
+  std::uint64_t metric_written_ = 0;
+  std::array<Signal, 8> metric_signal_{};
 };
 
 }  // namespace pmc::sim

@@ -133,6 +133,26 @@ BOOST_AUTO_TEST_CASE(fixed_only_events_use_the_linux_pseudo_encodings) {
   BOOST_TEST(!p.exclude_user);
 }
 
+BOOST_AUTO_TEST_CASE(top_down_metrics_keep_their_own_linux_pseudo_encoding) {
+  // A PERF_METRICS byte as the archperf catalogs give it: event 00H, unit mask 80H + byte, on the
+  // pseudo fixed counter 16 + byte (docs/hardware/archperf.md section 12). Linux's encoding is the
+  // same value (topdown-be-bound = 0x8300), not the fixed-counter rule's (16 + 3 + 1) << 8.
+  pmc::Encoding e;
+  e.fixed = 19;
+  e.config = (0x83u << 8) | (1u << 16) | (1u << 22);  // umask 83H, USR, EN
+  e.fixed_control = 0x2;
+  PerfEventSpec p = perf_raw_event(e, p6_format());
+  BOOST_TEST(p.config == 0x8300u);
+  BOOST_TEST(p.exclude_kernel);
+  BOOST_TEST(pmc::detail::perf_topdown_metric(p));
+  // TOPDOWN.SLOTS, fixed counter 3: the fixed-counter rule gives 0x0400.
+  e.fixed = 3;
+  e.config = 0;
+  p = perf_raw_event(e, p6_format());
+  BOOST_TEST(p.config == 0x0400u);
+  BOOST_TEST(pmc::detail::perf_topdown_slots(p));
+}
+
 BOOST_AUTO_TEST_CASE(through_the_p6_catalog) {
   pmc::Hal hal = p6_native("sim");
   pmc::Encoding e = hal.encode("INST_RETIRED:c=2:i=1");
@@ -162,6 +182,35 @@ BOOST_AUTO_TEST_CASE(no_pmu) {
   f.hypervisor = true;
   std::string vm = perf_open_error(ENOENT, raw("INST_RETIRED", 0xC0), pmc::Scope::this_thread(), 0, -1, f);
   BOOST_TEST(contains(vm, "a virtual machine whose hypervisor gives it no virtual PMU"), vm);
+}
+
+BOOST_AUTO_TEST_CASE(top_down_metrics_need_a_group_led_by_slots) {
+  const PerfEventSpec slots = raw("TOPDOWN.SLOTS", 0x0400), retiring = raw("PERF_METRICS.RETIRING", 0x8000),
+                      cycles = raw("cycles", 0x3C);
+  BOOST_TEST(pmc::detail::perf_topdown_refusal(retiring, {slots}).empty());
+  BOOST_TEST(pmc::detail::perf_topdown_refusal(cycles, {}).empty());
+  const std::string alone = pmc::detail::perf_topdown_refusal(retiring, {});
+  BOOST_TEST(contains(alone, "group led by the slots event (TOPDOWN.SLOTS, 0x0400)"), alone);
+  BOOST_TEST(contains(alone, "0x8000"), alone);
+  const std::string behind = pmc::detail::perf_topdown_refusal(retiring, {cycles, slots});
+  BOOST_TEST(contains(behind, "led by cycles"), behind);
+  // Without a PMU the open fails; the message says what a top-down event needs besides.
+  PerfFacts f = no_pmu_facts();
+  const std::string m = perf_open_error(ENOENT, retiring, pmc::Scope::this_thread(), 0, -1, f);
+  BOOST_TEST(contains(m, "exposes no hardware PMU"), m);
+  BOOST_TEST(contains(m, "PERF_METRICS.RETIRING is a top-down event"), m);
+  BOOST_TEST(contains(m, "Ice Lake and later P-cores"), m);
+}
+
+BOOST_AUTO_TEST_CASE(a_top_down_metric_is_refused_before_the_kernel_is_asked) {
+  // This machine's own PMU or none: the group rule is checked first, with its own message.
+  pmc::detail::PerfAccess perf(pmc::Scope::this_thread(), {});
+  try {
+    perf.add(raw("PERF_METRICS.RETIRING", 0x8000));
+    BOOST_ERROR("a top-down metric led a perf group");
+  } catch (const pmc::Error& err) {
+    BOOST_TEST(contains(err.what(), "add TOPDOWN.SLOTS first"), err.what());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(pmu_present_but_event_unknown) {

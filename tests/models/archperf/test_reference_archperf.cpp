@@ -15,7 +15,8 @@
 //     policy 10.16; the counter wraps at EAX[23:16] bits;
 //   - fixed counter i counts when its FIXED_CTR_CTRL field (bits 4i+1:4i) has OS (kernel) or USR
 //     (user), GLOBAL_CTRL bit 32 + i is set and (version 4+) CTR_Frz is clear: instructions,
-//     cycles, ref-cycles (the unhalted cycles unless the segment gives it), slots; it wraps at
+//     cycles, ref-cycles (the unhalted cycles unless the segment gives it), slots (5 per unhalted
+//     cycle on Ice Lake unless the segment gives it: section 12); it wraps at
 //     EDX[12:5] bits (a version-2 CPU with EDX[4:0] = 0 has fixed counters 0-2, and a fixed width
 //     of 0 is the GP width: policy 10.2); version 5 adds the ECX bitmap;
 //   - a wrap sets the counter's GLOBAL_STATUS bit (version 2+) and, with INT or the fixed PMI bit
@@ -47,7 +48,12 @@ struct Geometry {
   std::uint32_t unavailable = 0;
   std::vector<unsigned> fixed;  // the fixed counters that exist
   unsigned fixed_width = 0;
+  // Slots per unhalted cycle fixed counter 3 counts when a segment gives no `slots`: 5 on the
+  // Ice Lake generation (section 12, policy 10.27: Intel's `( 5 )`), which is the only top-down
+  // part among the CPUs below; 0 (no default) elsewhere.
+  unsigned slot_width = 0;
   explicit Geometry(const pmc::CpuInfo& cpu) {
+    if (cpu.family == 6 && (cpu.model == 0x7D || cpu.model == 0x7E)) slot_width = 5;
     const pmc::ArchPerfmon& a = cpu.arch;
     version = a.version;
     gp = a.gp_counters;
@@ -101,8 +107,9 @@ u64 gp_occurrences(const Geometry& g, u64 sel, const Seg& s) {
   return s.per_cycle(raw);
 }
 
-u64 fixed_occurrences(unsigned i, const Seg& s) {
+u64 fixed_occurrences(const Geometry& g, unsigned i, const Seg& s) {
   static const char* const kEvent[4] = {"instructions", "cycles", "ref-cycles", "slots"};
+  if (i == 3 && !gives(s, "slots")) return s.halted ? 0 : g.slot_width;
   return i < 4 ? generic(kEvent[i], s) : s.per_cycle("fixed." + std::to_string(i));
 }
 
@@ -121,7 +128,7 @@ struct Reference {
     // Each cycle of a segment has the same occurrences: looked up once, applied cycle by cycle.
     std::vector<u64> gp_k(g.gp), fixed_k(16);
     for (unsigned i = 0; i < g.gp; ++i) gp_k[i] = gp_occurrences(g, sel[i], s);
-    for (unsigned i : g.fixed) fixed_k[i] = fixed_occurrences(i, s);
+    for (unsigned i : g.fixed) fixed_k[i] = fixed_occurrences(g, i, s);
     for (u64 cycle = 0; cycle < s.cycles; ++cycle) {
       for (unsigned i = 0; i < g.gp; ++i) {
         if (!(sel[i] & EN) || !(user ? (sel[i] & USR) : (sel[i] & OS))) continue;
