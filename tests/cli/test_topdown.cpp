@@ -2,8 +2,8 @@
 #include <boost/test/unit_test.hpp>
 
 // `pmc stat --topdown` (docs/metrics.md, "The tree") with the vendors' own formulas, the files
-// `pmc catalog import` generated into backends/*/metrics/, on simulated workloads whose split
-// is worked out by hand in each case's comment:
+// `pmc catalog import` generated into backends/*/metrics/, on the bundled simulated workloads
+// examples/workloads/topdown-{skl,spr,zen4}.toml, whose split each file works out by hand:
 // - Skylake without SMT (data/cpuid/intel-skl.txt), levels 1 and 2 from the events (slots =
 //   4 x CPU_CLK_UNHALTED.THREAD), exact: the events that do not fit the 4 counters at once are
 //   counted in further runs of the workload, not multiplexed;
@@ -24,79 +24,11 @@ namespace {
 using nlohmann::json;
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Skylake: 1,000,000 cycles are 4,000,000 slots.
-//   retired slots 400,000 x 4 + 100,000 x 2 = 1,800,000         Retiring 45%
-//   issued 400,000 x 4 + 100,000 x 2 + 100,000 x 1 = 1,900,000
-//   recovery cycles 100,000: Bad_Speculation (1.9M - 1.8M + 4 x 100,000) / 4M = 12.5%
-//   not delivered 200,000 x 4 + 100,000 x 2 = 1,000,000:    Frontend_Bound 25%
-//   Backend_Bound 100 - 45 - 12.5 - 25 = 17.5%
-// Level 2: cycles with none delivered (cmask 4) 200,000: Fetch_Latency 4 x 200,000 / 4M = 20%,
-// Fetch_Bandwidth 5%; 3 mispredicts and 1 machine clear: Branch_Mispredicts 3/4 x 12.5 = 9.375%,
-// Machine_Clears 3.125%; 150,000 of 200,000 stall cycles on memory, no port utilization
-// counted: Memory_Bound 0.75 x 17.5 = 13.125%, Core_Bound 4.375%; instructions 1,400,000 of
-// 1,800,000 retired slots, nothing macro-fused: Heavy_Operations (1.8M - 1.4M) / 4M = 10%,
-// Light_Operations 35%.
-const char* kSkylake = R"(name = "skl-topdown"
-[[segment]]
-cycles = 400000
-signals = { "UOPS_RETIRED.RETIRE_SLOTS" = 4, "UOPS_ISSUED.ANY" = 4, instructions = 3 }
-[[segment]]
-cycles = 200000
-signals = { "IDQ_UOPS_NOT_DELIVERED.CORE" = 4 }
-[[segment]]
-cycles = 100000
-signals = { "IDQ_UOPS_NOT_DELIVERED.CORE" = 2, "UOPS_ISSUED.ANY" = 2, "UOPS_RETIRED.RETIRE_SLOTS" = 2, instructions = 2 }
-[[segment]]
-cycles = 3
-signals = { "INT_MISC.RECOVERY_CYCLES" = 1, "UOPS_ISSUED.ANY" = 1, "BR_MISP_RETIRED.ALL_BRANCHES" = 1 }
-[[segment]]
-cycles = 1
-signals = { "INT_MISC.RECOVERY_CYCLES" = 1, "UOPS_ISSUED.ANY" = 1, "MACHINE_CLEARS.COUNT" = 1 }
-[[segment]]
-cycles = 99996
-signals = { "INT_MISC.RECOVERY_CYCLES" = 1, "UOPS_ISSUED.ANY" = 1 }
-[[segment]]
-cycles = 150000
-signals = { "CYCLE_ACTIVITY.STALLS_TOTAL" = 4, "CYCLE_ACTIVITY.STALLS_MEM_ANY" = 20 }
-[[segment]]
-cycles = 50000
-signals = { "CYCLE_ACTIVITY.STALLS_TOTAL" = 4 }
-)";
-
-// Sapphire Rapids: 1,000,000 cycles x 6 = 6,000,000 slots, a third retiring, a sixth each bad
-// speculation and frontend bound, a third backend bound; at level 2 a sixth each. PERF_METRICS
-// holds floor(255 x share): 85, 42, 42, 85 and 42 for each level-2 byte; a session reads each as
-// floor(slots x byte / 255), as Linux does: 2,000,000 and 988,235. The vendor formulas divide
-// each by the sum of the level-1 readings (5,976,470): 16.535% and 33.465%, within 8-bit
-// resolution of the true 16.667% and 33.333%.
-const char* kSapphire = R"(name = "spr-topdown"
-[[segment]]
-cycles = 1000000
-signals = { "topdown-retiring" = 2, "topdown-bad-spec" = 1, "topdown-fe-bound" = 1, "topdown-be-bound" = 2, "topdown-heavy-ops" = 1, "topdown-br-mispredict" = 1, "topdown-fetch-lat" = 1, "topdown-mem-bound" = 1 }
-)";
-
-// Zen 4: 1,000,000 cycles x 6 = 6,000,000 dispatch slots; 600,000 x 5 = 3,000,000 ops retired
-// (retiring 50%), 3,300,000 dispatched (bad speculation 300,000: 5%), 600,000 slots empty for
-// the front end (10%), 300,000 x 6 = 1,800,000 for the back end (30%), 100,000 x 3 = 300,000
-// lost to the other thread (smt_contention 5%).
-const char* kZen4 = R"(name = "zen4-pipeline"
-[[segment]]
-cycles = 600000
-signals = { "ex_ret_ops" = 5, "de_src_op_disp.all" = 5, "de_no_dispatch_per_slot.no_ops_from_frontend" = 1 }
-[[segment]]
-cycles = 300000
-signals = { "de_no_dispatch_per_slot.backend_stalls" = 6 }
-[[segment]]
-cycles = 100000
-signals = { "de_no_dispatch_per_slot.smt_contention" = 3, "de_src_op_disp.all" = 3 }
-)";
-
 struct Fixture : pmc_test::PmcCommand {
   // The metrics of `pmc stat --json` by name.
-  std::map<std::string, json> metrics(const std::string& dump, const char* workload, std::vector<std::string> extra) {
-    const auto file = tmp.path() / "workload.toml";
-    pmc_test::spit(file, workload);
-    std::vector<std::string> args{"stat", "--cpuid-dump", dump, "--workload", file.string(), "--json"};
+  std::map<std::string, json> metrics(const std::string& dump, const std::string& workload,
+                                      std::vector<std::string> extra) {
+    std::vector<std::string> args{"stat", "--cpuid-dump", dump, "--workload", workload, "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     const pmc_test::Result r = pmc(args);
     BOOST_REQUIRE_MESSAGE(r.status == 0, r);
@@ -105,10 +37,8 @@ struct Fixture : pmc_test::PmcCommand {
     for (const json& m : doc.at("metrics")) out[m.at("name").get<std::string>()] = m;
     return out;
   }
-  pmc_test::Result text(const std::string& dump, const char* workload, std::vector<std::string> extra) {
-    const auto file = tmp.path() / "workload.toml";
-    pmc_test::spit(file, workload);
-    std::vector<std::string> args{"stat", "--cpuid-dump", dump, "--workload", file.string()};
+  pmc_test::Result text(const std::string& dump, const std::string& workload, std::vector<std::string> extra) {
+    std::vector<std::string> args{"stat", "--cpuid-dump", dump, "--workload", workload};
     args.insert(args.end(), extra.begin(), extra.end());
     return pmc(args);
   }
@@ -122,7 +52,7 @@ double value(const std::map<std::string, json>& m, const std::string& name) {
 }  // namespace
 
 BOOST_FIXTURE_TEST_CASE(skylake_without_smt_levels_one_and_two_are_exact, Fixture) {
-  const auto m = metrics("intel-skl", kSkylake, {"--topdown", "--td-level", "2"});
+  const auto m = metrics("intel-skl", "topdown-skl", {"--topdown", "--td-level", "2"});
   const std::map<std::string, double> expected{
       {"Retiring", 45},          {"Bad_Speculation", 12.5},  {"Frontend_Bound", 25},     {"Backend_Bound", 17.5},
       {"Fetch_Latency", 20},     {"Fetch_Bandwidth", 5},     {"Branch_Mispredicts", 9.375},
@@ -141,7 +71,7 @@ BOOST_FIXTURE_TEST_CASE(skylake_without_smt_levels_one_and_two_are_exact, Fixtur
 }
 
 BOOST_FIXTURE_TEST_CASE(the_tree_in_the_terminal, Fixture) {
-  const pmc_test::Result r = text("intel-skl", kSkylake, {"--topdown", "--td-level", "2", "--metric-only"});
+  const pmc_test::Result r = text("intel-skl", "topdown-skl", {"--topdown", "--td-level", "2", "--metric-only"});
   BOOST_TEST(r.status == 0, r);
   BOOST_TEST(contains(r.out, "  Frontend_Bound                              25.00 %    [#####               ]  <== bottleneck\n"), r);
   BOOST_TEST(contains(r.out, "    Fetch_Latency                             20.00 %    [####                ]  <== bottleneck\n"), r);
@@ -154,18 +84,20 @@ BOOST_FIXTURE_TEST_CASE(the_tree_in_the_terminal, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(metric_names_aliases_and_node_groups, Fixture) {
-  auto m = metrics("intel-skl", kSkylake, {"-M", "tma_backend_bound_group"});  // perf's name for a node's children
+  auto m = metrics("intel-skl", "topdown-skl", {"-M", "tma_backend_bound_group"});  // perf's name for a node's children
   BOOST_TEST(m.size() == 2u);
   BOOST_TEST(std::fabs(value(m, "Memory_Bound") - 13.125) < 1e-9);
   BOOST_TEST(std::fabs(value(m, "Core_Bound") - 4.375) < 1e-9);
-  m = metrics("intel-skl", kSkylake, {"-M", "tma_frontend_bound"});
+  m = metrics("intel-skl", "topdown-skl", {"-M", "tma_frontend_bound"});
   BOOST_TEST(std::fabs(value(m, "Frontend_Bound") - 25) < 1e-9);
-  m = metrics("intel-skl", kSkylake, {"-M", "TopdownL1"});
+  m = metrics("intel-skl", "topdown-skl", {"-M", "TopdownL1"});
   BOOST_TEST(m.size() == 4u);
 }
 
 BOOST_FIXTURE_TEST_CASE(sapphire_rapids_from_perf_metrics_within_eight_bits, Fixture) {
-  const auto m = metrics("intel-spr", kSapphire, {"--topdown", "--td-level", "2"});
+  // examples/workloads/topdown-spr.toml: the readings are floor(6,000,000 x byte / 255) for the
+  // bytes 85 and 42 (2,000,000 and 988,235), each share one over the sum of the level-1 ones.
+  const auto m = metrics("intel-spr", "topdown-spr", {"--topdown", "--td-level", "2"});
   const double sixth = 100.0 / 6, third = 100.0 / 3, step = 100.0 * 2 / 255;  // two byte steps
   const double sum = 2 * 988235.0 + 2 * 2000000.0;
   for (const char* n : {"Frontend_Bound", "Bad_Speculation", "Fetch_Latency", "Branch_Mispredicts", "Memory_Bound",
@@ -182,7 +114,7 @@ BOOST_FIXTURE_TEST_CASE(sapphire_rapids_from_perf_metrics_within_eight_bits, Fix
 }
 
 BOOST_FIXTURE_TEST_CASE(zen4_pipeline_utilization_level_one_is_exact, Fixture) {
-  const auto m = metrics("amd-zen4-genoa", kZen4, {"--topdown"});
+  const auto m = metrics("amd-zen4-genoa", "topdown-zen4", {"--topdown"});
   const std::map<std::string, double> expected{{"frontend_bound", 10}, {"bad_speculation", 5}, {"backend_bound", 30},
                                                {"smt_contention", 5},  {"retiring", 50}};
   BOOST_TEST(m.size() == expected.size());
@@ -193,7 +125,7 @@ BOOST_FIXTURE_TEST_CASE(no_tree_or_too_deep_is_an_error, Fixture) {
   pmc_test::Result r = pmc({"stat", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "--topdown"});
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "--topdown: no top-down metrics for this CPU (Intel P6"), r);
-  r = text("amd-zen4-genoa", kZen4, {"--topdown", "--td-level", "4"});
+  r = text("amd-zen4-genoa", "topdown-zen4", {"--topdown", "--td-level", "4"});
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "--td-level 4: this CPU's top-down tree ends at level"), r);
   r = pmc({"stat", "--cpuid-dump", "intel-skl", "--workload", "p6-demo", "--topdown", "--td-level", "7"});
