@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <unordered_map>
 
 namespace pmc {
 
@@ -162,60 +164,120 @@ const Reading* metric_reading(const std::vector<Reading>& readings, std::string_
   return nullptr;
 }
 
+namespace {
+
+// A metric's formula compiled once per thread: muParser's bytecode over value slots that each
+// evaluation fills, and which names it reads under the constants it last saw. Keyed by the
+// definition's address, and checked against its formula and variables (an address can be
+// reused by another catalog's metric).
+struct Compiled {
+  std::string formula;
+  std::vector<std::string> variables, constant_names;
+  std::vector<double> inputs, consts;
+  double duration = 0;
+  mu::Parser parser;
+  bool have_reads = false;
+  std::vector<std::optional<double>> constants_seen;
+  std::vector<bool> reads_input, reads_constant;
+  bool reads_duration = false;
+
+  [[nodiscard]] bool is(const MetricDef& m) const {
+    if (formula != m.formula || variables.size() != m.events.size() || constant_names != m.constants) return false;
+    for (std::size_t i = 0; i < variables.size(); ++i)
+      if (variables[i] != m.events[i].variable) return false;
+    return true;
+  }
+};
+
+Compiled& compiled(const MetricDef& m) {
+  thread_local std::unordered_map<const MetricDef*, std::unique_ptr<Compiled>> cache;
+  if (cache.size() > 16384) cache.clear();  // programs that load catalog after catalog
+  std::unique_ptr<Compiled>& slot = cache[&m];
+  if (slot && slot->is(m)) return *slot;
+  auto c = std::make_unique<Compiled>();
+  c->formula = m.formula;
+  c->constant_names = m.constants;
+  for (const auto& in : m.events) c->variables.push_back(in.variable);
+  c->inputs.assign(m.events.size(), 0.0);
+  c->consts.assign(m.constants.size(), 0.0);
+  detail::define_metric_functions(c->parser);
+  for (std::size_t i = 0; i < m.events.size(); ++i) c->parser.DefineVar(m.events[i].variable, &c->inputs[i]);
+  for (std::size_t i = 0; i < m.constants.size(); ++i) c->parser.DefineVar(m.constants[i], &c->consts[i]);
+  c->parser.DefineVar(kDuration, &c->duration);
+  c->parser.SetExpr(m.formula);
+  slot = std::move(c);
+  return *slot;
+}
+
+// Which inputs and constants the formula reads with these constants, walked again only when
+// their values changed.
+void update_reads(Compiled& c, const MetricDef& m, const MetricConstants* constants) {
+  bool same = c.have_reads;
+  for (std::size_t i = 0; same && i < m.constants.size(); ++i)
+    same = c.constants_seen[i] == constant_value(constants, m.constants[i]);
+  if (same) return;
+  const std::vector<std::string> used = reads(m, constants);
+  c.constants_seen.clear();
+  for (const auto& name : m.constants) c.constants_seen.push_back(constant_value(constants, name));
+  c.reads_input.assign(m.events.size(), false);
+  for (std::size_t i = 0; i < m.events.size(); ++i) c.reads_input[i] = contains(used, m.events[i].variable);
+  c.reads_constant.assign(m.constants.size(), false);
+  for (std::size_t i = 0; i < m.constants.size(); ++i) c.reads_constant[i] = contains(used, m.constants[i]);
+  c.reads_duration = contains(used, kDuration);
+  c.have_reads = true;
+}
+
+}  // namespace
+
 MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>& readings,
                             std::optional<double> duration_ns, const MetricConstants* constants) {
   MetricValue out;
-  const std::vector<std::string> used = reads(metric, constants);
-  // An input the formula does not read with these constants is NaN: were it read after all,
-  // the value would say so.
-  std::vector<double> values(metric.events.size(), std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t i = 0; i < metric.events.size(); ++i) {
-    if (!contains(used, metric.events[i].variable)) continue;
-    const Reading* r = metric_reading(readings, metric.events[i].event);
-    if (!r) {
-      out.error = fmt::format("{} was not counted", metric.events[i].event);
-      return out;
-    }
-    if (r->time_running == 0 && r->time_enabled > 0) {
-      out.error = fmt::format("{} was never on a counter (<not counted>)", metric.events[i].event);
-      return out;
-    }
-    values[i] = static_cast<double>(r->value);
-    if (r->extrapolated || r->time_running < r->time_enabled) out.scaled = true;
-  }
-  double duration = duration_ns.value_or(0.0);
-  if (metric.uses_duration && !duration_ns && contains(used, kDuration)) {
-    out.error = "it needs duration_time, the wall-clock time of a measurement, which a simulated workload has not";
-    return out;
-  }
-  std::vector<double> consts(metric.constants.size(), std::numeric_limits<double>::quiet_NaN());
-  for (std::size_t i = 0; i < metric.constants.size(); ++i) {
-    if (!contains(used, metric.constants[i])) continue;
-    const std::optional<double> v = constant_value(constants, metric.constants[i]);
-    if (!v) {
-      const MetricConstant* c = constants ? constants->find(metric.constants[i]) : nullptr;
-      out.error = fmt::format("it needs the constant {}: {}", metric.constants[i],
-                              c ? c->source : "no constants were given (pmc::metric_constants)");
-      return out;
-    }
-    consts[i] = *v;
-  }
   try {
-    mu::Parser& p = evaluation_parser();
-    p.ClearVar();
-    for (std::size_t i = 0; i < metric.events.size(); ++i) p.DefineVar(metric.events[i].variable, &values[i]);
-    for (std::size_t i = 0; i < metric.constants.size(); ++i) p.DefineVar(metric.constants[i], &consts[i]);
-    p.DefineVar(kDuration, &duration);
-    p.SetExpr(metric.formula);
-    const double v = p.Eval();
+    Compiled& c = compiled(metric);
+    update_reads(c, metric, constants);
+    // An input the formula does not read with these constants is NaN: were it read after all,
+    // the value would say so.
+    for (std::size_t i = 0; i < metric.events.size(); ++i) {
+      c.inputs[i] = std::numeric_limits<double>::quiet_NaN();
+      if (!c.reads_input[i]) continue;
+      const Reading* r = metric_reading(readings, metric.events[i].event);
+      if (!r) {
+        out.error = fmt::format("{} was not counted", metric.events[i].event);
+        return out;
+      }
+      if (r->time_running == 0 && r->time_enabled > 0) {
+        out.error = fmt::format("{} was never on a counter (<not counted>)", metric.events[i].event);
+        return out;
+      }
+      c.inputs[i] = static_cast<double>(r->value);
+      if (r->extrapolated || r->time_running < r->time_enabled) out.scaled = true;
+    }
+    c.duration = duration_ns.value_or(0.0);
+    if (metric.uses_duration && !duration_ns && c.reads_duration) {
+      out.error = "it needs duration_time, the wall-clock time of a measurement, which a simulated workload has not";
+      return out;
+    }
+    for (std::size_t i = 0; i < metric.constants.size(); ++i) {
+      c.consts[i] = std::numeric_limits<double>::quiet_NaN();
+      if (!c.reads_constant[i]) continue;
+      const std::optional<double> v = constant_value(constants, metric.constants[i]);
+      if (!v) {
+        const MetricConstant* k = constants ? constants->find(metric.constants[i]) : nullptr;
+        out.error = fmt::format("it needs the constant {}: {}", metric.constants[i],
+                                k ? k->source : "no constants were given (pmc::metric_constants)");
+        return out;
+      }
+      c.consts[i] = *v;
+    }
+    const double v = c.parser.Eval();
     if (std::isfinite(v)) {
       out.value = v;
       return out;
     }
     std::vector<std::string> zeros;
     for (std::size_t i = 0; i < metric.events.size(); ++i)
-      if (values[i] == 0.0) zeros.push_back(metric.events[i].event);
-    if (metric.uses_duration && duration == 0.0) zeros.emplace_back(kDuration);
+      if (c.inputs[i] == 0.0) zeros.push_back(metric.events[i].event);
+    if (metric.uses_duration && c.duration == 0.0) zeros.emplace_back(kDuration);
     // A vendor formula runs to thousands of characters: it is named, not quoted, beyond a line.
     const std::string formula =
         metric.formula.size() <= 80 ? fmt::format("the formula '{}'", metric.formula) : std::string("the formula");
