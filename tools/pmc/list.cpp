@@ -244,7 +244,8 @@ int list_metrics(const Options& o, const pmc::Hal& hal) {
   }
   std::size_t available = 0;
   for (const auto& m : catalog.metrics()) available += why(m).empty();
-  print("{} metrics ({} computable here) from {}; pmc stat -M NAME or -M GROUP, pmc stat --topdown\n",
+  print("{} metrics ({} with every event and constant this CPU has) from {}; pmc stat -M NAME or -M GROUP, "
+        "pmc stat --topdown\n",
         catalog.metrics().size(), available, fmt::format("{}", fmt::join(catalog.files(), ", ")));
   const bool trees = std::any_of(catalog.metrics().begin(), catalog.metrics().end(),
                                  [](const pmc::MetricDef& m) { return m.level > 0; });
