@@ -13,6 +13,7 @@
 // (c) bad input is one clear line naming the file, and exit status 1.
 
 #include "support/pmc_command.hpp"
+#include "support/vendor_trees.hpp"
 
 #include <toml++/toml.h>
 
@@ -319,20 +320,8 @@ BOOST_FIXTURE_TEST_CASE(malformed_json_is_one_line_naming_the_file, Import) {
 
 namespace {
 
-fs::path shared_dir(const char* env, const char* name) {
-  if (const char* v = std::getenv(env); v && *v) return v;
-  return fs::path(PMC_SOURCE_DIR) / ".." / "shared" / name;
-}
-
-boost::test_tools::assertion_result vendor_trees(boost::unit_test::test_unit_id) {
-  const fs::path perfmon = shared_dir("PMC_PERFMON_DIR", "perfmon");
-  const fs::path amd = shared_dir("PMC_PERF_AMD_DIR", "perf-amd");
-  std::error_code ec;
-  boost::test_tools::assertion_result r(fs::exists(perfmon / "mapfile.csv", ec) && fs::exists(amd / "mapfile.csv", ec));
-  r.message() << "Intel's perfmon tree (" << perfmon.string() << ", $PMC_PERFMON_DIR) or perf's AMD lists ("
-              << amd.string() << ", $PMC_PERF_AMD_DIR) are not on this machine";
-  return r;
-}
+using pmc_test::shared_dir;
+using pmc_test::vendor_trees;
 
 // The files of dir whose text holds marker (the importer's own), by name.
 std::set<std::string> generated(const fs::path& dir, const std::string& prefix, const std::string& marker) {

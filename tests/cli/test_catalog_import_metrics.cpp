@@ -16,6 +16,7 @@
 // (c) a malformed formula is one clear line naming the file and the metric, and exit status 1.
 
 #include "support/pmc_command.hpp"
+#include "support/vendor_trees.hpp"
 
 #include <toml++/toml.h>
 
@@ -246,20 +247,8 @@ BOOST_FIXTURE_TEST_CASE(a_malformed_formula_names_the_file_and_the_metric, Impor
 
 namespace {
 
-fs::path shared_dir(const char* env, const char* name) {
-  if (const char* v = std::getenv(env); v && *v) return v;
-  return fs::path(PMC_SOURCE_DIR) / ".." / "shared" / name;
-}
-
-boost::test_tools::assertion_result vendor_trees(boost::unit_test::test_unit_id) {
-  const fs::path perfmon = shared_dir("PMC_PERFMON_DIR", "perfmon");
-  const fs::path amd = shared_dir("PMC_PERF_AMD_DIR", "perf-amd");
-  std::error_code ec;
-  boost::test_tools::assertion_result r(fs::exists(perfmon / "mapfile.csv", ec) && fs::exists(amd / "mapfile.csv", ec));
-  r.message() << "Intel's perfmon tree (" << perfmon.string() << ", $PMC_PERFMON_DIR) or perf's AMD lists ("
-              << amd.string() << ", $PMC_PERF_AMD_DIR) are not on this machine";
-  return r;
-}
+using pmc_test::shared_dir;
+using pmc_test::vendor_trees;
 
 void same_files(const fs::path& fresh, const fs::path& tree) {
   std::set<std::string> written, checked_in;

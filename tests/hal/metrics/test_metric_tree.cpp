@@ -10,6 +10,8 @@
 
 #include <pmc/pmc.hpp>
 
+#include "support/metric_files.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -87,15 +89,8 @@ std::vector<std::string> input_events(const pmc::MetricDef& m, const pmc::Metric
 // A threshold's verdict as a number Boost.Test prints: 1 crossed, 0 not, -1 undecided.
 int verdict(std::optional<bool> v) { return v ? (*v ? 1 : 0) : -1; }
 
-std::string load_error(const std::string& toml) {
-  try {
-    pmc::MetricCatalog c;
-    c.load_string(toml, "inline.toml");
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  return {};
-}
+using pmc_test::metric_load_error;
+std::string load_error(const std::string& toml) { return metric_load_error(toml); }
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 
 #include <pmc/pmc.hpp>
 
+#include "support/metric_files.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -34,16 +36,8 @@ pmc::Reading reading(const std::string& event, std::uint64_t value, const std::s
   return r;
 }
 
-// The error a document gives, or "" when it loads.
-std::string load_error(const std::string& toml) {
-  try {
-    pmc::MetricCatalog c;
-    c.load_string(toml, "inline.toml");
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  return {};
-}
+using pmc_test::metric_load_error;
+std::string load_error(const std::string& toml) { return metric_load_error(toml); }
 
 const char* kIpc = R"([[metric]]
 name = "IPC"
