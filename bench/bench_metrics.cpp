@@ -7,7 +7,7 @@
 //        whole list)
 // `pmc_bench_metrics --calls N` runs N evaluations of `all` without the benchmark framework,
 // for callgrind's user-space instructions per call.
-#include <pmc/pmc.hpp>
+#include "bench_common.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -18,12 +18,6 @@
 #include <vector>
 
 namespace {
-
-pmc::Hal open_dump(const char* dump) {
-  pmc::Config cfg;
-  cfg.cpu = std::string(PMC_SOURCE_DIR) + "/data/cpuid/" + dump + ".txt";
-  return pmc::Hal::open(cfg);
-}
 
 pmc::Reading reading(const std::string& event, std::uint64_t value) {
   pmc::Reading r;
@@ -42,7 +36,7 @@ struct ModelMetrics {
   std::vector<const pmc::MetricDef*> metrics;
   std::vector<pmc::Reading> readings;
   ModelMetrics(const char* dump, const char* group)
-      : hal(open_dump(dump)), catalog(pmc::builtin_metrics(hal)), constants(pmc::metric_constants(hal)) {
+      : hal(pmc_bench::open_with_cpu(dump)), catalog(pmc::builtin_metrics(hal)), constants(pmc::metric_constants(hal)) {
     if (group)
       metrics = catalog.select(group);
     else
@@ -66,7 +60,7 @@ std::uint64_t value_of(const std::vector<pmc::Reading>& rs, const char* event) {
 }
 
 void l1_hal(benchmark::State& state) {
-  static ModelMetrics mm("intel-skl", "TopdownL1");
+  static ModelMetrics mm("intel-skl.txt", "TopdownL1");
   for (auto _ : state)
     for (const auto* m : mm.metrics) benchmark::DoNotOptimize(pmc::evaluate_metric(*m, mm.readings, std::nullopt, &mm.constants));
   state.counters["metrics"] = static_cast<double>(mm.metrics.size());
@@ -74,7 +68,7 @@ void l1_hal(benchmark::State& state) {
 BENCHMARK(l1_hal);
 
 void l1_raw(benchmark::State& state) {
-  static ModelMetrics mm("intel-skl", "TopdownL1");
+  static ModelMetrics mm("intel-skl.txt", "TopdownL1");
   for (auto _ : state) {
     // Intel's Skylake level 1 without SMT: slots = 4 x core cycles.
     const double clk = static_cast<double>(value_of(mm.readings, "CPU_CLK_UNHALTED.THREAD"));
@@ -95,7 +89,7 @@ void l1_raw(benchmark::State& state) {
 BENCHMARK(l1_raw);
 
 void all_spr(benchmark::State& state) {
-  static ModelMetrics mm("intel-spr", nullptr);
+  static ModelMetrics mm("intel-spr.txt", nullptr);
   for (auto _ : state)
     for (const auto* m : mm.metrics) benchmark::DoNotOptimize(pmc::evaluate_metric(*m, mm.readings, std::nullopt, &mm.constants));
   state.counters["metrics"] = static_cast<double>(mm.metrics.size());
@@ -107,7 +101,7 @@ BENCHMARK(all_spr);
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--calls") == 0) {
-    ModelMetrics mm("intel-spr", nullptr);
+    ModelMetrics mm("intel-spr.txt", nullptr);
     const long n = std::atol(argv[2]);
     std::size_t values = 0;
     for (long i = 0; i < n; ++i)
