@@ -113,6 +113,16 @@ BOOST_FIXTURE_TEST_CASE(sapphire_rapids_from_perf_metrics_within_eight_bits, Fix
   BOOST_TEST(std::fabs(value(m, "Machine_Clears")) < 1e-9);
 }
 
+BOOST_FIXTURE_TEST_CASE(the_slots_event_is_counted_first, Fixture) {
+  // Linux counts the PERF_METRICS events only in a group led by slots; the metrics' events are
+  // added with TOPDOWN.SLOTS first, although Intel's formulas name it last.
+  const pmc_test::Result r = pmc({"stat", "--cpuid-dump", "intel-spr", "--workload", "topdown-spr", "--topdown", "--json"});
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r);
+  const json doc = json::parse(r.out);
+  BOOST_TEST(doc.at("counters").at(0).at("event") == "TOPDOWN.SLOTS");
+  BOOST_TEST(doc.at("counters").at(0).at("value") == 6000000);
+}
+
 BOOST_FIXTURE_TEST_CASE(zen4_pipeline_utilization_level_one_is_exact, Fixture) {
   const auto m = metrics("amd-zen4-genoa", "topdown-zen4", {"--topdown"});
   const std::map<std::string, double> expected{{"frontend_bound", 10}, {"bad_speculation", 5}, {"backend_bound", 30},

@@ -45,6 +45,10 @@ struct Plan {
   bool defaults = false;       // no -e: events this machine cannot count are left out quietly
   bool metric_only = false;    // --metric-only
   pmc::MetricConstants constants;  // the machine's, for vendor formulas (smt_on, tsc_freq, ...)
+  // Metric inputs that are the slots event (generic name "slots", TOPDOWN.SLOTS): added before
+  // the others, so that it leads the session's group, which Linux requires of the top-down
+  // metric events (PERF_METRICS) that read with it.
+  std::vector<std::string> leaders;
 };
 // Throws for an unknown metric name (naming the nearest) and for a malformed -e list. The
 // defaults (pmc::default_events) are asked for only when neither -e nor -M is given.

@@ -68,6 +68,25 @@ Plan make_plan(const pmc::Hal& hal, const Options& o, const std::function<std::v
       if (std::find(plan.metrics.begin(), plan.metrics.end(), m) == plan.metrics.end()) plan.metrics.push_back(m);
   }
   plan.metrics_asked = !plan.metrics.empty();
+  // The slots event: the generic `slots`, or an event only its fixed counter counts (the
+  // catalogs' TOPDOWN.SLOTS).
+  std::optional<unsigned> slots_counter;
+  if (hal.backend() && plan.metrics_asked) {
+    try {
+      slots_counter = hal.encode("slots").fixed;
+    } catch (const pmc::Error&) {  // no top-down slots on this CPU
+    }
+  }
+  if (slots_counter)
+    for (const auto* m : plan.metrics)
+      for (const pmc::MetricInput* in : pmc::metric_inputs(*m, plan.constants)) {
+        if (std::find(plan.leaders.begin(), plan.leaders.end(), in->event) != plan.leaders.end()) continue;
+        try {
+          const pmc::Encoding e = hal.encode(in->event);
+          if (e.generic == "slots" || (e.fixed == slots_counter && e.counters.empty())) plan.leaders.push_back(in->event);
+        } catch (const pmc::Error&) {  // counted (or refused) later, with the others
+        }
+      }
   if (!plan.metrics_asked)
     for (const auto& m : plan.catalog.metrics())
       if (m.by_default) plan.metrics.push_back(&m);
@@ -81,17 +100,18 @@ void add_metric_events(const Plan& plan, const std::function<const std::vector<p
   // no encoding to match, and is not tried twice.
   std::vector<std::string> planned;
   for (const auto& g : plan.groups) planned.insert(planned.end(), g.events.begin(), g.events.end());
+  std::vector<std::string> inputs = plan.leaders;
   for (const auto* m : plan.metrics)
-    for (const pmc::MetricInput* input : pmc::metric_inputs(*m, plan.constants)) {
-      const pmc::MetricInput& in = *input;
-      if (std::find(planned.begin(), planned.end(), in.event) != planned.end()) continue;
-      const std::vector<pmc::Encoding>& encodings = counted();
-      if (std::any_of(encodings.begin(), encodings.end(),
-                      [&](const pmc::Encoding& e) { return pmc::feeds_metric_input(e, in.event); }))
-        continue;
-      planned.push_back(in.event);
-      add({{in.event}, false});
-    }
+    for (const pmc::MetricInput* in : pmc::metric_inputs(*m, plan.constants)) inputs.push_back(in->event);
+  for (const std::string& event : inputs) {
+    if (std::find(planned.begin(), planned.end(), event) != planned.end()) continue;
+    const std::vector<pmc::Encoding>& encodings = counted();
+    if (std::any_of(encodings.begin(), encodings.end(),
+                    [&](const pmc::Encoding& e) { return pmc::feeds_metric_input(e, event); }))
+      continue;
+    planned.push_back(event);
+    add({{event}, false});
+  }
 }
 
 std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, std::optional<double> duration_ns) {
