@@ -29,10 +29,12 @@ bool user_error(pmc::errc e) {
 
 Plan make_plan(const pmc::Hal& hal, const Options& o, const std::function<std::vector<std::string>()>& defaults) {
   Plan plan;
-  plan.catalog = pmc::builtin_metrics(hal);
-  plan.constants = pmc::metric_constants(hal);
-  plan.metric_only = o.metric_only;
   std::vector<std::string> asked = split_events(o.metrics);
+  // Without -M or --topdown only the default metrics show, and none is a vendor's.
+  plan.catalog = pmc::builtin_metrics(hal, !asked.empty() || o.topdown);
+  // The machine's constants only for asked metrics (the TSC's rate may take a measurement).
+  if (!asked.empty() || o.topdown) plan.constants = pmc::metric_constants(hal);
+  plan.metric_only = o.metric_only;
   // --topdown: perf's TopdownL1 .. L<N> groups, which the vendors' lists fill (AMD's pipeline
   // utilization is in PipelineL<N>, which the imported files put in TopdownL<N> too).
   if (o.topdown) {

@@ -102,8 +102,10 @@ class PMC_API MetricCatalog {
 };
 
 // The built-in metrics for a Hal: share/pmchal/metrics/generic.toml, then, with a backend,
-// share/pmchal/metrics/<backend>.toml when it exists.
-PMC_API MetricCatalog builtin_metrics(const Hal& hal);
+// share/pmchal/metrics/<backend>.toml when it exists, then (with vendor) the vendor's metrics of
+// the CPU model, share/pmchal/metrics/<backend>/<tag>.toml: hundreds of formulas, which a
+// program that wants only the generic ones (IPC, miss ratios) need not load.
+PMC_API MetricCatalog builtin_metrics(const Hal& hal, bool vendor = true);
 
 // Empty when the Hal can count every event the metric needs (HAL events always; PMU events when
 // the backend knows them for this CPU); otherwise why not ("needs PF_ISSUES, which backend p6

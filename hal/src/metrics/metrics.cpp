@@ -72,7 +72,7 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 
 }  // namespace
 
-MetricCatalog builtin_metrics(const Hal& hal) {
+MetricCatalog builtin_metrics(const Hal& hal, bool vendor) {
   MetricCatalog c;
   const std::filesystem::path dir = default_paths().data / "metrics";
   std::error_code ec;
@@ -81,7 +81,7 @@ MetricCatalog builtin_metrics(const Hal& hal) {
     const std::filesystem::path own = dir / (b->name + ".toml");
     if (std::filesystem::is_regular_file(own, ec)) c.load(own);
     // The vendor's metrics of this CPU model (share/pmchal/metrics/<backend>/<tag>.toml).
-    for (const std::string& tag : cpu_tags(hal)) {
+    for (const std::string& tag : vendor ? cpu_tags(hal) : std::vector<std::string>{}) {
       const std::filesystem::path model = dir / b->name / (tag + ".toml");
       if (std::filesystem::is_regular_file(model, ec)) c.load(model);
     }
