@@ -47,9 +47,16 @@ void check_formula(const toml::table& t, MetricDef& m, mu::Parser& p) {
     for (std::size_t i = 0; i < builtins.size(); ++i) p.DefineVar(builtins[i], &values[m.events.size() + i]);
     p.SetExpr(m.formula);
     (void)p.Eval();
-    const auto& used = p.GetUsedVar();
+    // The names it uses, by formula.hpp's walk: muParser's GetUsedVar would parse the formula a
+    // second time, and vendor formulas run to thousands of characters.
+    std::vector<std::string> used;
+    try {
+      used = detail::formula_reads(m.formula, [](std::string_view) { return std::nullopt; });
+    } catch (const std::invalid_argument&) {
+      for (const auto& [name, value] : p.GetUsedVar()) used.push_back(name);
+    }
     for (const std::string& b : builtins) {
-      if (used.find(b) == used.end()) continue;
+      if (std::find(used.begin(), used.end(), b) == used.end()) continue;
       if (b == "duration_time")
         m.uses_duration = true;
       else
