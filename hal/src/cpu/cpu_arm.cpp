@@ -8,6 +8,7 @@
 // shows MIDR_EL1 in sysfs (cpu0/regs/identification/midr_el1) and its fields in /proc/cpuinfo
 // ("CPU implementer", "CPU variant", "CPU part", "CPU revision"; "CPU architecture" is always 8
 // there, while the register's field is 0xF), and hides PMUVer and PMCR_EL0 from user space.
+#include "cpu_list.hpp"
 #include "cpu_native.hpp"
 #include "cpuid_bits.hpp"
 #include "toml_util.hpp"
@@ -185,14 +186,6 @@ std::optional<std::uint64_t> parse_number(std::string_view s) {
   return v;
 }
 
-std::optional<std::string> read_small_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
 }  // namespace
 
 std::optional<std::uint32_t> midr_from_proc_cpuinfo(std::string_view text) {
@@ -234,7 +227,7 @@ std::optional<std::string> arm_pmu_in_sysfs(const std::filesystem::path& sysfs_r
 
 CpuInfo read_native_arm(const std::filesystem::path& proc_cpuinfo, const std::filesystem::path& sysfs_root) {
   std::optional<std::uint32_t> midr;
-  if (auto s = read_small_file(sysfs_root / "devices/system/cpu/cpu0/regs/identification/midr_el1"))
+  if (auto s = read_first_line(sysfs_root / "devices/system/cpu/cpu0/regs/identification/midr_el1"))
     if (auto v = parse_number(*s); v && *v <= 0xFFFFFFFFu) midr = static_cast<std::uint32_t>(*v);
   if (!midr) {
     std::ifstream in(proc_cpuinfo, std::ios::binary);

@@ -38,17 +38,22 @@ std::vector<int> parse_sysfs_cpu_list(std::string_view text) {
   return out;
 }
 
-std::vector<int> online_cpus(const std::filesystem::path& sysfs_root) {
-  const std::filesystem::path file = sysfs_root / "devices" / "system" / "cpu" / "online";
+std::optional<std::string> read_first_line(const std::filesystem::path& file) {
   std::ifstream in(file);
-  std::string text;
-  if (!in || !std::getline(in, text)) {
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return line;
+}
+
+std::vector<int> online_cpus(const std::filesystem::path& sysfs_root) {
+  const std::optional<std::string> text = read_first_line(sysfs_root / "devices" / "system" / "cpu" / "online");
+  if (!text) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     std::vector<int> out;
     for (int c = 0; c < n; ++c) out.push_back(c);
     return out;
   }
-  return parse_sysfs_cpu_list(text);
+  return parse_sysfs_cpu_list(*text);
 }
 
 }  // namespace pmc::detail

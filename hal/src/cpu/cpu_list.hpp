@@ -9,6 +9,8 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +19,10 @@ namespace pmc::detail {
 // "0-3,6,8-9" (the sysfs CPU list format, a trailing newline allowed) -> {0, 1, 2, 3, 6, 8, 9}.
 // Throws parse.
 std::vector<int> parse_sysfs_cpu_list(std::string_view text);
+
+// The first line of a small kernel file (a sysfs value: "1", "0-3", a MIDR), without its newline;
+// nullopt when it cannot be read.
+std::optional<std::string> read_first_line(const std::filesystem::path& file);
 
 // <sysfs_root>/devices/system/cpu/online; without it, 0 .. the online count of sysconf - 1.
 std::vector<int> online_cpus(const std::filesystem::path& sysfs_root = "/sys");

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 namespace pmc {
@@ -20,13 +19,6 @@ namespace {
 // Every constant a formula may name, in the order docs/metrics.md lists them.
 constexpr const char* kNames[] = {"smt_on",      "threads_per_core", "tsc_freq",       "num_cpus",
                                   "num_sockets", "cores_per_socket", "chas_per_socket"};
-
-std::optional<std::string> read_line(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
-}
 
 struct Topology {
   std::optional<double> threads_per_core, num_cpus, num_sockets, cores_per_socket;
@@ -89,8 +81,8 @@ Topology from_sysfs() {
   std::set<std::pair<std::string, std::string>> cores;
   for (int c : online) {
     const auto topo = cpu_dir / fmt::format("cpu{}", c) / "topology";
-    const auto pkg = read_line(topo / "physical_package_id");
-    const auto core = read_line(topo / "core_id");
+    const auto pkg = detail::read_first_line(topo / "physical_package_id");
+    const auto core = detail::read_first_line(topo / "core_id");
     if (!pkg || !core) continue;
     packages.insert(*pkg);
     cores.insert({*pkg, *core});
@@ -101,7 +93,7 @@ Topology from_sysfs() {
     t.cores_per_socket = static_cast<double>(cores.size()) / static_cast<double>(packages.size());
     t.threads_per_core = static_cast<double>(online.size()) / static_cast<double>(cores.size());
   }
-  if (const auto active = read_line(cpu_dir / "smt" / "active"))
+  if (const auto active = detail::read_first_line(cpu_dir / "smt" / "active"))
     t.smt_on = *active == "1" ? 1.0 : 0.0;
   else if (t.threads_per_core)
     t.smt_on = *t.threads_per_core > 1 ? 1.0 : 0.0;

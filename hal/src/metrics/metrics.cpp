@@ -139,17 +139,6 @@ bool feeds_by_name(const std::string& name, const std::string& generic, std::str
          (!generic.empty() && iequal(generic, detail::perf_generic_name(input)));
 }
 
-// One parser per thread, its expression set again for each evaluation: making a mu::Parser
-// costs more than compiling a formula with one.
-mu::Parser& evaluation_parser() {
-  thread_local mu::Parser p = [] {
-    mu::Parser q;
-    detail::define_metric_functions(q);
-    return q;
-  }();
-  return p;
-}
-
 }  // namespace
 
 bool feeds_metric_input(const Encoding& counted, std::string_view input) {
@@ -180,9 +169,16 @@ struct Compiled {
   std::vector<std::optional<double>> constants_seen;
   std::vector<bool> reads_input, reads_constant;
   bool reads_duration = false;
+  // The threshold, compiled at its first use: the metric names it reads and their slots.
+  std::string threshold;
+  std::unique_ptr<mu::Parser> threshold_parser;
+  std::vector<std::string> threshold_names;
+  std::vector<double> threshold_values;
 
   [[nodiscard]] bool is(const MetricDef& m) const {
-    if (formula != m.formula || variables.size() != m.events.size() || constant_names != m.constants) return false;
+    if (formula != m.formula || threshold != m.threshold || variables.size() != m.events.size() ||
+        constant_names != m.constants)
+      return false;
     for (std::size_t i = 0; i < variables.size(); ++i)
       if (variables[i] != m.events[i].variable) return false;
     return true;
@@ -196,6 +192,7 @@ Compiled& compiled(const MetricDef& m) {
   if (slot && slot->is(m)) return *slot;
   auto c = std::make_unique<Compiled>();
   c->formula = m.formula;
+  c->threshold = m.threshold;
   c->constant_names = m.constants;
   for (const auto& in : m.events) c->variables.push_back(in.variable);
   c->inputs.assign(m.events.size(), 0.0);
@@ -292,24 +289,24 @@ MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>&
 std::optional<bool> metric_threshold(const MetricDef& metric,
                                      const std::function<std::optional<double>(std::string_view)>& value_of) {
   if (metric.threshold.empty()) return std::nullopt;
-  std::vector<std::string> names;
   try {
-    names = detail::formula_reads(metric.threshold, [](std::string_view) { return std::nullopt; });
-  } catch (const std::invalid_argument&) {
+    Compiled& c = compiled(metric);
+    if (!c.threshold_parser) {
+      c.threshold_names = detail::formula_reads(metric.threshold, [](std::string_view) { return std::nullopt; });
+      c.threshold_values.assign(c.threshold_names.size(), 0.0);
+      auto p = std::make_unique<mu::Parser>();
+      for (std::size_t i = 0; i < c.threshold_names.size(); ++i) p->DefineVar(c.threshold_names[i], &c.threshold_values[i]);
+      p->SetExpr(metric.threshold);
+      c.threshold_parser = std::move(p);
+    }
+    for (std::size_t i = 0; i < c.threshold_names.size(); ++i) {
+      const std::optional<double> v = value_of(c.threshold_names[i]);
+      if (!v) return std::nullopt;
+      c.threshold_values[i] = *v;
+    }
+    return c.threshold_parser->Eval() != 0;
+  } catch (const std::invalid_argument&) {  // the loader checked it: not reached
     return std::nullopt;
-  }
-  std::vector<double> values(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::optional<double> v = value_of(names[i]);
-    if (!v) return std::nullopt;
-    values[i] = *v;
-  }
-  try {
-    mu::Parser& p = evaluation_parser();
-    p.ClearVar();
-    for (std::size_t i = 0; i < names.size(); ++i) p.DefineVar(names[i], &values[i]);
-    p.SetExpr(metric.threshold);
-    return p.Eval() != 0;
   } catch (const mu::Parser::exception_type&) {
     return std::nullopt;
   }
