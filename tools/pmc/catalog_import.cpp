@@ -262,6 +262,18 @@ std::string toml_string(std::string_view text) {
 
 std::string toml_hex(std::uint64_t v, int digits) { return fmt::format("0x{:0{}X}", v, digits); }
 
+std::string toml_list(const std::vector<std::string>& words) {
+  std::string out = "[";
+  for (const auto& w : words) out += (out.size() > 1 ? ", " : "") + toml_string(w);
+  return out + "]";
+}
+
+std::string lower_case(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string toml_int_set(const std::set<unsigned>& values, bool hex) {
   auto one = [&](unsigned v) { return hex ? toml_hex(v) : std::to_string(v); };
   if (values.size() == 1) return one(*values.begin());

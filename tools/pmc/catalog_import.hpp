@@ -63,10 +63,13 @@ std::string member(const nlohmann::json& e, const char* key);
 
 // TOML spellings.
 std::string toml_string(std::string_view text);          // "..." with escapes
+std::string toml_list(const std::vector<std::string>& words);  // ["a", "b"]
 std::string toml_hex(std::uint64_t v, int digits = 2);  // 0x1A6
 std::string toml_int_set(const std::set<unsigned>& values, bool hex);  // 6, 0x55, "5-15", [0x97, 0x9A]
 // A paragraph as TOML/dump comment lines ("# ..."), wrapped before column 100.
 std::string comment(std::string_view text);
+// ASCII lower case ("Frontend_Bound" -> "frontend_bound").
+std::string lower_case(std::string_view s);
 // "ARITH.DIVIDER_ACTIVE" -> "Arith divider active".
 std::string name_words(std::string_view name);
 

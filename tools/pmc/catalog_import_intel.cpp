@@ -24,12 +24,6 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Intel spells some deprecated offcore events the way perf's old parser read them
 // ("OFFCORE_RESPONSE:request=ALL_READS:response=L3_HIT.ANY_SNOOP"); catalog names hold letters,
 // digits, '_' and '.', so ":WORD=" becomes '.' (OFFCORE_RESPONSE.ALL_READS.L3_HIT.ANY_SNOOP) and
@@ -392,14 +386,14 @@ int import_intel(const ImportOptions& o) {
     const auto p = tables.platforms.find(cat.folder);
     cat.name = p == tables.platforms.end() ? cat.folder : p->second.name;
     cat.version = p == tables.platforms.end() ? 5 : p->second.version;
-    cat.tag = lower(cat.folder);
+    cat.tag = lower_case(cat.folder);
     if (per_folder[cat.folder].size() > 1) {
       // alderlake_goldencove_core.json: the core kind is the word before "_core".
       std::string stem = rel.stem().string();
       if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, "_core") == 0) stem.resize(stem.size() - 5);
       const std::string word = stem.substr(stem.find('_') == std::string::npos ? 0 : stem.find('_') + 1);
       const auto c = tables.cores.find(word);
-      cat.tag += "-" + (c == tables.cores.end() ? lower(word) : c->second.suffix);
+      cat.tag += "-" + (c == tables.cores.end() ? lower_case(word) : c->second.suffix);
       cat.name += ", " + (c == tables.cores.end() ? word : c->second.name);
     }
     if (!tags.insert(cat.tag).second) fail(fmt::format("{}: a second events file would be cpu/{}.toml", f, cat.tag));

@@ -7,16 +7,12 @@
 
 #include <pmc/error.hpp>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 
 namespace pmc_cli::catalog_import {
-
-std::string lower_case(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::vector<std::string> split_groups(std::string_view text) {
   std::vector<std::string> out;
@@ -34,12 +30,6 @@ std::vector<std::string> split_groups(std::string_view text) {
 }
 
 namespace {
-
-std::string toml_list(const std::vector<std::string>& words) {
-  std::string out = "[";
-  for (const auto& w : words) out += (out.size() > 1 ? ", " : "") + toml_string(w);
-  return out + "]";
-}
 
 // The names a formula's variables must not take: the loader's built-in values and functions,
 // and muParser's own.
@@ -203,12 +193,6 @@ std::string intel_unit(const std::string& u, const std::string& where) {
   throw pmc::Error(pmc::errc::parse, fmt::format("{}: unknown UnitOfMeasure '{}'", where, u));
 }
 
-std::string list_words(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& g : v) out += (out.empty() ? "" : ", ") + g;
-  return out;
-}
-
 }  // namespace
 
 std::optional<MetricFile> import_intel_metrics(const fs::path& folder, const IntelCatalog& cat, const ImportOptions& o) {
@@ -296,7 +280,7 @@ std::optional<MetricFile> import_intel_metrics(const fs::path& folder, const Int
     std::string desc = o.vendor_descriptions ? member(j, "BriefDescription") : std::string();
     if (desc.empty()) {
       const std::string unit = m.unit.empty() ? "" : ", " + m.unit;
-      const std::string groups = intel_groups.empty() ? "" : fmt::format(" (groups {})", list_words(intel_groups));
+      const std::string groups = intel_groups.empty() ? "" : fmt::format(" (groups {})", fmt::format("{}", fmt::join(intel_groups, ", ")));
       const std::string domain = member(j, "CountDomain");
       const std::string of = m.unit != "%" ? ""
                              : domain.find("Slots") != std::string::npos ? " of issue slots"

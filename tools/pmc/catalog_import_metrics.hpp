@@ -6,7 +6,6 @@
 
 namespace pmc_cli::catalog_import {
 
-std::string lower_case(std::string_view s);
 // "A;B;;A" -> {"A", "B"}.
 std::vector<std::string> split_groups(std::string_view text);
 

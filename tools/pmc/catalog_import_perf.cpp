@@ -133,12 +133,6 @@ bool encodes_to(const pmc::Hal& hal, const std::string& text, const Bits& bits, 
 
 std::string code_hex(std::uint64_t code) { return code > 0xFF ? fmt::format("0x{:03X}", code) : toml_hex(code); }
 
-std::string toml_list(const std::vector<std::string>& words) {
-  std::string out = "[";
-  for (const auto& w : words) out += (out.size() > 1 ? ", " : "") + toml_string(w);
-  return out + "]";
-}
-
 std::string perf_toml(const std::string& folder, const std::string& tag, const std::vector<const PerfEvent*>& events,
                       std::size_t listed, const std::vector<std::string>& modifiers, const ImportOptions& o) {
   std::string out = comment(fmt::format(
