@@ -8,6 +8,8 @@
 
 namespace pmc {
 
+struct EventDef;
+
 // One event's count. It carries the event's identity, so a reader need not re-parse strings:
 // `name` is the catalog event (or HAL event) it resolved to, `generic` the Linux perf generic
 // name it implements, if any ("instructions" for p6's INST_RETIRED), and `unit` what it counts.
@@ -17,6 +19,9 @@ struct Reading {
   std::string name;           // "INST_RETIRED", "task-clock"; "" for raw events
   std::string generic;        // "instructions", "cycles", ...; "" when it implements none
   bool hal = false;           // a HAL event (tsc, the OS software events), not the PMU's
+  // The catalog entry it resolved to (description, counters, the file's cpu tags), valid while
+  // the Hal's catalog lives; null for raw events and HAL events.
+  const EventDef* def = nullptr;
   std::uint64_t value = 0;    // 64-bit, wrap-corrected over the hardware width
   // ns of wall-clock time the session was counting, and of it the time the event was on a
   // counter; PMU events on access "sim": cycles of the simulated workload instead (the device

@@ -12,8 +12,10 @@
 #include <pmc/sdk/backend.hpp>
 #include <pmc/sdk/model.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,20 @@ struct CorePart {
   CpuInfo cpu;           // the CPU, with this part's core type and native model
   PmuInfo pmu;
   EventCatalog catalog;  // the backend's files, this part's file, events_path
+};
+
+// The generic events a simulated workload counts when none are given (pmc::default_events,
+// DefaultEvents::workload), each parsed and encoded once per Hal: a session adding one by that
+// name takes its spec and encoding from here (hal/src/session/default_events.cpp fills it).
+struct DefaultEvent {
+  std::string name;
+  EventSpec spec;
+  Encoding encoding;
+};
+struct WorkloadDefaults {
+  std::once_flag once;
+  std::atomic<bool> ready{false};
+  std::vector<DefaultEvent> events;
 };
 
 struct Context {
@@ -56,6 +72,14 @@ struct Context {
   // The backend's encoding of an event string; one with a part's prefix is encoded with that
   // part's events and PMU, and its canonical form names the part.
   [[nodiscard]] Encoding encode(const EventSpec& spec) const;
+  // Once worked out: the default workload event of that name, or null.
+  std::shared_ptr<WorkloadDefaults> defaults = std::make_shared<WorkloadDefaults>();
+  [[nodiscard]] const DefaultEvent* default_event(std::string_view name) const {
+    if (!defaults->ready.load(std::memory_order_acquire)) return nullptr;
+    for (const DefaultEvent& e : defaults->events)
+      if (e.name == name) return &e;
+    return nullptr;
+  }
   // Builds the device model the PMU names for this CPU (ModelRegistry::make_device, in
   // hal/src/plugins/model_device.cpp). Throws not_found naming the model and the directories
   // searched when no plugin provides it, and the model's own reason when its factory refuses

@@ -1,6 +1,8 @@
 // Adding events to a session: parsing, HAL events, the backend's encoding (unknown names
 // answered with the nearest ones), the event sets a register access multiplexes, and opening the
-// access method an event needs (msr, sim, perf).
+// access method an event needs (msr, sim, perf). Each event string is parsed once and encoded
+// once (tests/hal/session/test_parse_once.cpp counts it), and each add places only the new
+// group (the sets already planned keep their counters).
 #include "session_impl.hpp"
 
 #include "access.hpp"
@@ -21,9 +23,10 @@ namespace pmc::detail {
 
 void SessionImpl::add(std::string_view event) {
   if (running) throw Error(errc::invalid_argument, fmt::format("cannot add event '{}' while the session is counting", event));
-  EventSpec spec = parse_event(event);
-  if (auto hal = find_hal_event(spec)) return add_hal_event(std::move(*hal));
-  add_backend_event(spec, next_group_++);
+  std::vector<EventSpec> specs;
+  const DefaultEvent* d = ctx->default_event(event);  // parsed when the defaults were worked out
+  specs.push_back(d ? d->spec : parse_event(event));
+  add_specs(specs);
 }
 
 // A group: its events are checked together before any is added (they parse, they are known,
@@ -33,50 +36,119 @@ void SessionImpl::add_group(const std::vector<std::string>& events) {
   if (events.empty()) throw Error(errc::invalid_argument, "an event group needs at least one event");
   std::vector<EventSpec> specs;
   for (const auto& e : events) specs.push_back(parse_event(e));
-  std::vector<Encoding> pmu_events;
-  for (const EventSpec& spec : specs) {
-    if (find_hal_event(spec)) continue;
-    if (!ctx->loaded) add_backend_event(spec, next_group_);  // throws: unknown, or no backend
-    pmu_events.push_back(encode(spec));
+  add_specs(specs);
+}
+
+// One group (a single add is a group of one). Everything about the PMU events that can fail
+// (known, countable here, encoded, placed) runs before anything changes; the events are then
+// added in the order given, HAL events among them.
+void SessionImpl::add_specs(const std::vector<EventSpec>& specs) {
+  std::vector<std::optional<HalEvent>> hal(specs.size());
+  std::vector<Encoding> pmu_events;  // the group's PMU events, each encoded once
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    hal[i] = find_hal_event(specs[i]);
+    if (hal[i]) continue;
+    check_backend_event(specs[i]);
+    const DefaultEvent* d = ctx->default_event(specs[i].text);
+    pmu_events.push_back(d ? d->encoding : encode(specs[i]));
+    if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
+      throw Error(errc::not_supported,
+                  fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
+                              "Session::run drives, not real activity, which needs access = \"perf\" ({})",
+                              specs[i].text, scope.describe(), ctx->pmu.name, ctx->access_reason));
   }
-  if (!pmu_events.empty()) (void)schedule(ctx->pmu, pmu_events);  // throws no_counter naming them
   const std::size_t group = next_group_++;
-  for (const EventSpec& spec : specs) {
-    if (auto hal = find_hal_event(spec)) {
-      add_hal_event(std::move(*hal));
+  if (pmu_events.empty() || ctx->access == AccessKind::perf) {
+    // Access "perf" opens each event as it comes (the first one leads the kernel's group).
+    if (pmu_events.size() > 1) (void)schedule(ctx->pmu, pmu_events);  // throws no_counter naming them
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      if (hal[i])
+        add_hal_event(std::move(*hal[i]));
+      else
+        add_perf_event(specs[i], std::move(pmu_events[next++]));
+    }
+    return;
+  }
+  add_register_events(specs, hal, std::move(pmu_events), group);
+}
+
+// Access "sim" or "msr": the group joins the event sets (plan_group), the access is opened on
+// its first PMU event, the group's HAL events are opened, and then all of it is committed.
+void SessionImpl::add_register_events(const std::vector<EventSpec>& specs, std::vector<std::optional<HalEvent>>& hal,
+                                      std::vector<Encoding> pmu_events, std::size_t group) {
+  std::vector<Encoding> backend;
+  for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
+  std::vector<std::size_t> added;
+  for (Encoding& e : pmu_events) {
+    added.push_back(backend.size());
+    backend.push_back(std::move(e));
+  }
+  SetPlan plan = plan_group(backend, added);  // throws: nothing changed
+  const EventSpec& first = *std::find_if(specs.begin(), specs.end(), [&](const EventSpec& s) {
+    return !hal[static_cast<std::size_t>(&s - specs.data())];
+  });
+  if (!registers_ && ctx->access == AccessKind::msr) open_msr(first);
+  if (!registers_ && ctx->access == AccessKind::sim) open_sim();
+  if (!registers_)
+    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", first.text, access_name(ctx->access)));
+  std::vector<std::optional<Entry>> opened(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (hal[i]) opened[i] = open_hal_event(*hal[i]);
+  // Committed. An event on an extra MSR is programmed for that MSR (a paired event's second code).
+  std::vector<Encoding> programmed = backend;
+  std::vector<EventSet> sets = event_sets(plan);
+  for (const EventSet& set : sets)
+    for (std::size_t j = 0; j < set.extra_msrs.size(); ++j)
+      if (set.extra_msrs[j])
+        programmed[set.events[j]] = bind_extra_msr(std::move(programmed[set.events[j]]), set.extra_msrs[j],
+                                                   ctx->catalog.format());
+  registers_->assign(std::move(programmed), std::move(sets));
+  planned_ = std::move(plan);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (hal[i]) {
+      commit_hal_event(std::move(*hal[i]), *opened[i]);
       continue;
     }
-    add_backend_event(spec, group);
+    encodings.push_back(std::move(backend[added[next++]]));
+    backend_events_.push_back(encodings.size() - 1);
+    backend_groups_.push_back(group);
+    entries_.push_back({registers_.get(), backend_events_.size() - 1, nullptr});
+  }
+  for (std::size_t i = 0; i < backend_events_.size(); ++i) entries_[backend_events_[i]].counter = registers_->counter(i);
+}
+
+SessionImpl::Entry SessionImpl::open_hal_event(const HalEvent& h) {
+  if (h.info->kind == HalEventKind::tsc) {
+    if (!tsc_) tsc_ = std::make_unique<TscAccess>();
+    return {tsc_.get(), tsc_->add(), nullptr, h.info->unit};
+  }
+  const bool fresh = !perf_;
+  PerfEventSpec p;
+  p.event = h.encoding.event;
+  p.type = PERF_TYPE_SOFTWARE;
+  p.config = h.info->config;
+  p.exclude_user = h.exclude_user;
+  p.exclude_kernel = h.exclude_kernel;
+  p.sample_period = h.period;
+  try {
+    return {&perf(), perf().add(p), nullptr, h.info->unit};
+  } catch (...) {
+    if (fresh) perf_.reset();  // as it was
+    throw;
   }
 }
 
-void SessionImpl::add_hal_event(HalEvent h) {
-  std::size_t index = 0;
-  Access* access = nullptr;
-  if (h.info->kind == HalEventKind::tsc) {
-    if (!tsc_) tsc_ = std::make_unique<TscAccess>();
-    index = tsc_->add();
-    access = tsc_.get();
-  } else {
-    const bool fresh = !perf_;
-    PerfEventSpec p;
-    p.event = h.encoding.event;
-    p.type = PERF_TYPE_SOFTWARE;
-    p.config = h.info->config;
-    p.exclude_user = h.exclude_user;
-    p.exclude_kernel = h.exclude_kernel;
-    p.sample_period = h.period;
-    try {
-      index = perf().add(p);
-    } catch (...) {
-      if (fresh) perf_.reset();  // as it was
-      throw;
-    }
-    access = perf_.get();
-  }
+void SessionImpl::commit_hal_event(HalEvent h, const Entry& entry) {
   if (h.period) ++sampling_events_;
   encodings.push_back(std::move(h.encoding));
-  entries_.push_back({access, index, nullptr, h.info->unit});
+  entries_.push_back(entry);
+}
+
+void SessionImpl::add_hal_event(HalEvent h) {
+  const Entry entry = open_hal_event(h);
+  commit_hal_event(std::move(h), entry);
 }
 
 bool SessionImpl::known_name(const EventSpec& spec) const {
@@ -102,7 +174,9 @@ Encoding SessionImpl::encode(const EventSpec& spec) const {
   }
 }
 
-void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
+// What refuses a PMU event before it is encoded: no backend, another core type's event on an
+// access that counts the CPU's own, a CPUID dump's CPU under access "perf".
+void SessionImpl::check_backend_event(const EventSpec& spec) const {
   if (!ctx->loaded) {
     if (!spec.pmu.empty() || !is_perf_generic_name(spec.name))
       unknown_event(spec, event_error(spec, 1, fmt::format("unknown event '{}': not a HAL event, and no PMU backend was "
@@ -125,98 +199,52 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
                             "the core it was read on ({}): only access \"perf\" counts another core type's events, on "
                             "the CPUs of that type",
                             spec.text, part->name, part->shown, access_name(ctx->access), ctx->parts.front().name));
-  if (ctx->access == AccessKind::perf) return add_perf_event(spec);
-  Encoding enc = encode(spec);
-  if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
+  if (ctx->access == AccessKind::perf && !ctx->cpu.native())
     throw Error(errc::not_supported,
-                fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
-                            "Session::run drives, not real activity, which needs access = \"perf\" ({})",
-                            spec.text, scope.describe(), ctx->pmu.name, ctx->access_reason));
-  // Regroup every backend event with the new one; on any failure nothing has changed.
-  std::vector<Encoding> backend;
-  for (std::size_t i : backend_events_) backend.push_back(encodings[i]);
-  backend.push_back(enc);
-  std::vector<std::size_t> groups = backend_groups_;
-  groups.push_back(group);
-  std::vector<EventSet> sets = plan_sets(backend, groups);  // throws: nothing changed
-  // An event on an extra MSR is programmed for that MSR (a paired event's second code).
-  for (const EventSet& set : sets)
-    for (std::size_t j = 0; j < set.extra_msrs.size(); ++j)
-      if (set.extra_msrs[j])
-        backend[set.events[j]] = bind_extra_msr(std::move(backend[set.events[j]]), set.extra_msrs[j],
-                                                ctx->catalog.format());
-  if (!registers_ && ctx->access == AccessKind::msr) open_msr(spec);
-  if (!registers_ && ctx->access == AccessKind::sim) open_sim();
-  if (!registers_)
-    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", spec.text, access_name(ctx->access)));
-  registers_->assign(backend, std::move(sets));
-  // Committed.
-  encodings.push_back(std::move(enc));
-  backend_events_.push_back(encodings.size() - 1);
-  backend_groups_.push_back(group);
-  entries_.push_back({registers_.get(), backend.size() - 1, nullptr});
-  for (std::size_t i = 0; i < backend_events_.size(); ++i) entries_[backend_events_[i]].counter = registers_->counter(i);
+                fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
+                            "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
+                            spec.text, ctx->cpu.source));
 }
 
-// First fit, group by group in the order added: a group joins the first set the PMU can hold
-// with it (a matching of the set's events onto counters and of their extra register values onto
-// MSRs, place()), else opens a new set. A group the PMU cannot hold even alone is an error
+// First fit, group by group in the order added: the new group joins the first set the PMU can
+// hold with it (a matching of the set's events onto counters and of their extra register values
+// onto MSRs, place()), else opens a new set. A group the PMU cannot hold even alone is an error
 // (place()'s, naming its events): an exclusive event grouped with others, say. An exclusive
 // event added alone opens a set of its own, and no later event joins it. One set: no
-// multiplexing. Each set keeps the placement that admitted its last group, so no set is
-// scheduled twice (place() is a function of the PMU and the events in order).
-std::vector<EventSet> SessionImpl::plan_sets(const std::vector<Encoding>& backend,
-                                             const std::vector<std::size_t>& groups) const {
-  std::vector<std::vector<std::size_t>> members;  // per group, in order of first appearance
-  std::vector<std::size_t> ids;
-  for (std::size_t i = 0; i < backend.size(); ++i) {
-    auto it = std::find(ids.begin(), ids.end(), groups[i]);
-    if (it == ids.end()) {
-      ids.push_back(groups[i]);
-      members.push_back({i});
-    } else {
-      members[static_cast<std::size_t>(it - ids.begin())].push_back(i);
-    }
-  }
+// multiplexing. The sets already planned keep their placements; only the new group is placed.
+SessionImpl::SetPlan SessionImpl::plan_group(const std::vector<Encoding>& backend,
+                                             const std::vector<std::size_t>& group) const {
   auto encodings_of = [&](const std::vector<std::size_t>& events) {
     std::vector<Encoding> out;
     for (std::size_t i : events) out.push_back(backend[i]);
     return out;
   };
-  // The counter slots (and extra MSRs) of the events, or nullopt when the PMU cannot hold them
-  // at once.
-  auto placement = [&](const std::vector<std::size_t>& events) -> std::optional<Placement> {
+  SetPlan plan = planned_;
+  for (std::size_t k = 0; k < plan.members.size(); ++k) {
+    std::vector<std::size_t> trial = plan.members[k];
+    trial.insert(trial.end(), group.begin(), group.end());
     try {
-      return place(ctx->pmu, encodings_of(events));
+      plan.placements[k] = place(ctx->pmu, encodings_of(trial));
     } catch (const Error& e) {
       if (e.kind() != errc::no_counter) throw;
-      return std::nullopt;
+      continue;  // the PMU cannot hold them at once
     }
-  };
-  std::vector<std::vector<std::size_t>> sets;
-  std::vector<Placement> slots;  // parallel: each set's counter slots and extra MSRs
-  for (const auto& group : members) {
-    bool placed = false;
-    for (std::size_t k = 0; k < sets.size() && !placed; ++k) {
-      std::vector<std::size_t> trial = sets[k];
-      trial.insert(trial.end(), group.begin(), group.end());
-      if (auto fit = placement(trial)) {
-        sets[k] = std::move(trial);
-        slots[k] = std::move(*fit);
-        placed = true;
-      }
-    }
-    if (placed) continue;
-    slots.push_back(place(ctx->pmu, encodings_of(group)));  // throws no_counter: the group cannot count at all
-    sets.push_back(group);
+    plan.members[k] = std::move(trial);
+    return plan;
   }
+  plan.placements.push_back(place(ctx->pmu, encodings_of(group)));  // throws no_counter: the group cannot count at all
+  plan.members.push_back(group);
+  return plan;
+}
+
+std::vector<EventSet> SessionImpl::event_sets(const SetPlan& plan) const {
   std::vector<EventSet> out;
-  for (std::size_t k = 0; k < sets.size(); ++k) {
+  for (std::size_t k = 0; k < plan.members.size(); ++k) {
     EventSet es;
-    for (std::size_t j = 0; j < sets[k].size(); ++j) {
-      es.events.push_back(sets[k][j]);
-      es.counters.push_back(&ctx->pmu.counters[slots[k].slots[j]]);
-      es.extra_msrs.push_back(slots[k].extra_msrs[j]);
+    for (std::size_t j = 0; j < plan.members[k].size(); ++j) {
+      es.events.push_back(plan.members[k][j]);
+      es.counters.push_back(&ctx->pmu.counters[plan.placements[k].slots[j]]);
+      es.extra_msrs.push_back(plan.placements[k].extra_msrs[j]);
     }
     out.push_back(std::move(es));
   }
@@ -253,16 +281,11 @@ void SessionImpl::open_msr(const EventSpec& spec) {
   registers_ = std::make_unique<RegisterAccess>(ctx, std::move(regs), options);
 }
 
-// Access "perf": the kernel programs the counters from the raw encoding. Scheduling still runs,
-// so a set the PMU cannot hold at once is refused with the same message as on the other
-// accesses (one group would never be scheduled), and readings say which counter it planned.
-void SessionImpl::add_perf_event(const EventSpec& spec) {
-  if (!ctx->cpu.native())
-    throw Error(errc::not_supported,
-                fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
-                            "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
-                            spec.text, ctx->cpu.source));
-  Encoding enc = encode(spec);
+// Access "perf" (check_backend_event refused a dump's CPU): the kernel programs the counters
+// from the raw encoding. Scheduling still runs, so a set the PMU cannot hold at once is refused
+// with the same message as on the other accesses (one group would never be scheduled), and
+// readings say which counter it planned.
+void SessionImpl::add_perf_event(const EventSpec& spec, Encoding enc) {
   // A hybrid CPU: the kernel's PMU of the event's core type (the CPU's own when unprefixed), one
   // per session, since a perf group counts on one PMU.
   const CorePart* part = nullptr;

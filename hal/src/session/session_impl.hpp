@@ -8,10 +8,12 @@
 #include "perf_event.hpp"
 #include "tsc.hpp"
 
+#include <pmc/schedule.hpp>
 #include <pmc/session.hpp>
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -68,13 +70,23 @@ class SessionImpl {
     const CounterInfo* counter = nullptr;  // backend events on a register access or perf
     const char* unit = "";                 // HAL events: what they count in ("ns", "ticks")
   };
-  void add_backend_event(const EventSpec& spec, std::size_t group);
-  // Access "sim", "msr": the backend events (with one more) split into event sets the PMU holds
-  // at once, groups kept whole; nothing changes when it throws.
-  [[nodiscard]] std::vector<EventSet> plan_sets(const std::vector<Encoding>& backend,
-                                                const std::vector<std::size_t>& groups) const;
+  // The event sets of the backend events on access "sim" and "msr", in first-fit order.
+  struct SetPlan {
+    std::vector<std::vector<std::size_t>> members;  // per set: indexes into the backend events
+    std::vector<Placement> placements;              // parallel: their counters and extra MSRs
+  };
+  void add_specs(const std::vector<EventSpec>& specs);  // one group, all or nothing for its PMU events
+  void check_backend_event(const EventSpec& spec) const;
+  void add_register_events(const std::vector<EventSpec>& specs, std::vector<std::optional<HalEvent>>& hal,
+                           std::vector<Encoding> pmu_events, std::size_t group);
+  // The sets with the new group's events (indexes into `backend`, the backend events with the
+  // group's appended); the earlier sets keep their placements; throws with nothing changed.
+  [[nodiscard]] SetPlan plan_group(const std::vector<Encoding>& backend, const std::vector<std::size_t>& group) const;
+  [[nodiscard]] std::vector<EventSet> event_sets(const SetPlan& plan) const;
   void add_hal_event(HalEvent event);
-  void add_perf_event(const EventSpec& spec);
+  [[nodiscard]] Entry open_hal_event(const HalEvent& event);  // opened, not yet a reading
+  void commit_hal_event(HalEvent event, const Entry& entry);
+  void add_perf_event(const EventSpec& spec, Encoding enc);
   // An unknown event name: the not_found error with the nearest names this session knows.
   [[noreturn]] void unknown_event(const EventSpec& spec, const std::string& what) const;
   [[nodiscard]] bool known_name(const EventSpec& spec) const;
@@ -122,6 +134,7 @@ class SessionImpl {
   std::vector<std::size_t> backend_events_;  // indexes into encodings of the backend events
   std::vector<std::size_t> backend_groups_;  // parallel: the group each belongs to (add_group)
   std::size_t next_group_ = 0;
+  SetPlan planned_;
   const CorePart* part_ = nullptr;  // hybrid CPU under access "perf": the core type of the events
   std::unique_ptr<CpuPin> pin_;                // access "msr": destroyed after the registers are stopped
   std::unique_ptr<RegisterAccess> registers_;  // access "sim" or "msr"

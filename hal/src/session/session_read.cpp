@@ -112,6 +112,7 @@ std::vector<Reading> SessionImpl::read() {
     r.canonical = encodings[i].canonical;
     r.name = encodings[i].name;
     r.generic = encodings[i].generic;
+    r.def = encodings[i].def;
     r.hal = e.counter == nullptr;
     r.unit = e.unit;
     r.value = c.value;

@@ -89,6 +89,38 @@ BOOST_AUTO_TEST_CASE(an_event_given_with_e_is_parsed_and_encoded_once) {
   BOOST_TEST(c.encodes == 1u);
 }
 
+// A group is checked whole before it is added, from the same encodings: {a,b} encodes each once.
+BOOST_AUTO_TEST_CASE(a_group_is_parsed_and_encoded_once) {
+  const pmc::Hal hal = pentium_iii();
+  const Counted c = stat_workload(hal, {"{INST_RETIRED:u,cycles}"}, {});
+  BOOST_REQUIRE_EQUAL(c.readings.size(), 2u);
+  BOOST_TEST(c.readings[0].value > 0u);
+  BOOST_TEST(c.parses == 2u);
+  BOOST_TEST(c.encodes == 2u);
+}
+
+// Without -e the defaults are worked out once per Hal: each of the four generic events is parsed
+// and encoded once while they are tried against the P6's two counters (cycles and instructions
+// fill them), and the session that adds the chosen two parses and encodes neither again.
+BOOST_AUTO_TEST_CASE(the_default_events_are_parsed_and_encoded_once) {
+  const pmc::Hal hal = pentium_iii();
+  const Counted c = stat_workload(hal, {}, {});
+  BOOST_REQUIRE_EQUAL(c.readings.size(), 2u);
+  BOOST_TEST(c.readings[0].event == "cycles");
+  BOOST_TEST(c.readings[1].event == "instructions");
+  BOOST_TEST(c.readings[1].name == "INST_RETIRED");
+  BOOST_REQUIRE(c.readings[1].def != nullptr);  // the reading keeps the catalog entry
+  BOOST_TEST(c.readings[1].def->name == "INST_RETIRED");
+  BOOST_TEST(c.readings[1].def->generic == "instructions");
+  BOOST_TEST(c.parses == 4u);
+  BOOST_TEST(c.encodes == 4u);
+  // A second count on the same Hal tries nothing again.
+  const Counted again = stat_workload(hal, {}, {});
+  BOOST_TEST(again.parses == 0u);
+  BOOST_TEST(again.encodes == 0u);
+  BOOST_TEST(again.readings[1].value == c.readings[1].value);
+}
+
 // -M IPC needs instructions and cycles: INST_RETIRED:u feeds instructions (its generic name, from
 // the encoding the session made), so only cycles is added; each string once.
 BOOST_AUTO_TEST_CASE(metric_inputs_match_the_sessions_encodings) {
