@@ -104,8 +104,9 @@ BOOST_FIXTURE_TEST_CASE(call_tree_in_the_terminal, Cli) {
   std::vector<std::pair<std::string, std::size_t>> found;  // name, column
   for (std::string line; std::getline(lines, line);)
     for (const char* name : {"main", "pmc_test_work", "pmc_test_hot_loop"}) {
-      const auto at = line.find(name);
-      if (at != std::string::npos && ends_with(line, name)) found.push_back({name, at});
+      const auto at = line.rfind(name);  // the whole label: after a space, at the end of the line
+      if (at != std::string::npos && at > 0 && line[at - 1] == ' ' && ends_with(line, name))
+        found.push_back({name, at});
     }
   BOOST_TEST_REQUIRE(found.size() >= 3u, r.err);
   auto where = [&](const std::string& name) {
@@ -184,15 +185,15 @@ BOOST_FIXTURE_TEST_CASE(flame_graph_in_a_browser, Cli, *boost::unit_test::precon
   for (std::size_t at = text.find("<g class=\"f\""); at != std::string::npos; at = text.find("<g class=\"f\"", at + 1))
     ++groups;
   BOOST_TEST_REQUIRE(groups > 3u);
-  pmc_test::Env env = this->env;
-  env["HOME"] = (tmp.path() / "chromium-home").string();
+  pmc_test::Env browser_env = env;
+  browser_env["HOME"] = (tmp.path() / "chromium-home").string();
   fs::create_directories(tmp.path() / "chromium-home");
   const std::vector<std::string> common = {"--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
                                            "--user-data-dir=" + (tmp.path() / "chromium-profile").string()};
   std::vector<std::string> args = common;
   args.push_back("--dump-dom");
   args.push_back("file://" + svg.string());
-  const auto dom = pmc_test::run(*chromium(), args, env, tmp.path());
+  const auto dom = pmc_test::run(*chromium(), args, browser_env, tmp.path());
   BOOST_TEST_REQUIRE(dom.status == 0, dom);
   // The page's script ran in the browser (it marks the frames it laid out), and the hottest
   // frame is in the rendered document.
@@ -204,7 +205,7 @@ BOOST_FIXTURE_TEST_CASE(flame_graph_in_a_browser, Cli, *boost::unit_test::precon
   args.push_back("--window-size=1200,400");
   args.push_back("--screenshot=" + png.string());
   args.push_back("file://" + svg.string());
-  const auto shot = pmc_test::run(*chromium(), args, env, tmp.path());
+  const auto shot = pmc_test::run(*chromium(), args, browser_env, tmp.path());
   BOOST_TEST_REQUIRE(shot.status == 0, shot);
   const std::string image = pmc_test::slurp(png);
   BOOST_TEST(image.size() > 1000u);

@@ -72,7 +72,7 @@ struct Options {
   std::size_t top = 10;              // profile --top N
   bool callchain = false;            // profile -g: call chains (frame pointers)
   std::string call_graph;            // profile --call-graph fp|dwarf
-  std::string sort;                  // profile --sort KEYS (dso,sym,srcline)
+  std::optional<std::string> sort;   // profile --sort KEYS (dso,sym,srcline)
   std::string folded;                // profile --folded FILE
   std::string flamegraph;            // profile --flamegraph FILE.svg
   bool emulate = false;              // stat, profile --emulate: the command under cachegrind (docs/emulation.md)

@@ -217,7 +217,7 @@ std::optional<pmc::PcRange> busiest_window(const std::vector<pmc::PcCount>& pcs,
 }
 
 int profile_command(const Options& o) {
-  const std::vector<SortKey> keys = parse_sort_keys(o.sort.empty() ? "dso,sym" : o.sort);
+  const std::vector<SortKey> keys = parse_sort_keys(o.sort.value_or("dso,sym"));
   const bool callchain = o.callchain || o.call_graph == "fp";
   // The pictures' files are created (as temporary files) now: an unwritable place fails before
   // the command runs, and the files appear whole or not at all.
@@ -332,7 +332,7 @@ int cmd_profile(const Options& o) {
   }
   if (!o.command.empty() && !o.emulate) {
     try {
-      (void)parse_sort_keys(o.sort.empty() ? "dso,sym" : o.sort);
+      (void)parse_sort_keys(o.sort.value_or("dso,sym"));
     } catch (const pmc::Error& e) {
       error_line(e.what());
       return 2;
@@ -340,7 +340,7 @@ int cmd_profile(const Options& o) {
   }
   if (!o.workload.empty() || o.emulate) {
     const char* what = o.callchain || !o.call_graph.empty() ? "-g (call chains)"
-                       : !o.sort.empty()                   ? "--sort"
+                       : o.sort                            ? "--sort"
                        : !o.folded.empty()                 ? "--folded"
                        : !o.flamegraph.empty()             ? "--flamegraph"
                                                            : nullptr;
