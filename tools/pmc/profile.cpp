@@ -274,7 +274,8 @@ int profile_command(const Options& o) {
   const pmc::PcProfile* profile = profiles.empty() ? nullptr : &profiles.front();
   const std::string chosen = asked ? "--pc" : fmt::format("64 KiB window with the most {} samples", space_name(space));
   // The functions: the stacks named through the mappings the kernel reported (profile_symbols.hpp).
-  Symbolizer symbols(session->sampled_mappings());
+  const bool lines = std::find(keys.begin(), keys.end(), SortKey::srcline) != keys.end() || (o.json && callchain);
+  Symbolizer symbols(session->sampled_mappings(), lines);
   const std::vector<NamedStack> stacks = name_stacks(session->sampled_stacks(), symbols);
   std::uint64_t total = 0;
   for (const NamedStack& st : stacks) total += st.samples;

@@ -87,7 +87,7 @@ struct Symbolizer::Impl {
   std::vector<KernelSymbol> kallsyms;
   bool kallsyms_read = false;
   std::unordered_map<std::uint64_t, Frame> kernel_frames;
-  Frame unknown_user;
+  bool lines = true;
 
   Space& space(int pid);
   void load_kallsyms();
@@ -130,7 +130,8 @@ void Symbolizer::Impl::load_kallsyms() {
             [](const KernelSymbol& a, const KernelSymbol& b) { return a.address < b.address; });
 }
 
-Symbolizer::Symbolizer(std::vector<pmc::MappedFile> mappings) : impl_(std::make_unique<Impl>()) {
+Symbolizer::Symbolizer(std::vector<pmc::MappedFile> mappings, bool lines) : impl_(std::make_unique<Impl>()) {
+  impl_->lines = lines;
   elf_version(EV_CURRENT);  // before load_bias's elf_begin
   for (auto& m : mappings) impl_->spaces[m.pid].maps.push_back(std::move(m));
 }
@@ -156,7 +157,7 @@ const Frame& Symbolizer::user(int pid, std::uint64_t pc, bool caller) {
       f.symbol = demangle(symbol);
       f.named = true;
     }
-    if (Dwfl_Line* line = dwfl_module_getsrc(mod, at)) {
+    if (Dwfl_Line* line = impl_->lines ? dwfl_module_getsrc(mod, at) : nullptr) {
       int lineno = 0;
       if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file && lineno > 0)
         f.srcline = fmt::format("{}:{}", base_name(file), lineno);

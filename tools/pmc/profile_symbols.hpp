@@ -26,7 +26,9 @@ struct Frame {
 
 class Symbolizer {
  public:
-  explicit Symbolizer(std::vector<pmc::MappedFile> mappings);
+  // `lines`: look up source lines too (the DWARF line tables: most of the cost of a cold lookup);
+  // without them srcline is the function and the offset in it.
+  explicit Symbolizer(std::vector<pmc::MappedFile> mappings, bool lines = true);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
