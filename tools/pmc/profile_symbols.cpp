@@ -3,6 +3,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <gelf.h>
 #include <unistd.h>
 
@@ -61,6 +62,29 @@ std::optional<std::uint64_t> load_bias(const std::string& path, std::uint64_t st
   return bias;
 }
 
+// The vDSO's image, which the kernel maps into every process alike: this process's copy in a
+// memory file (-1 when there is none), so that a sampled process's "[vdso]" has names too.
+int vdso_file() {
+  static const int fd = [] {
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);) {
+      if (line.size() < 6 || line.compare(line.size() - 6, 6, "[vdso]") != 0) continue;
+      const std::uint64_t start = std::strtoull(line.c_str(), nullptr, 16);
+      const std::uint64_t end = std::strtoull(line.c_str() + line.find('-') + 1, nullptr, 16);
+      const int memfd = ::memfd_create("pmc-vdso", MFD_CLOEXEC);
+      if (memfd < 0) return -1;
+      const auto* image = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(start));
+      if (::write(memfd, image, end - start) != static_cast<ssize_t>(end - start)) {
+        ::close(memfd);
+        return -1;
+      }
+      return memfd;
+    }
+    return -1;
+  }();
+  return fd;
+}
+
 const Dwfl_Callbacks kCallbacks = {
     dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address, nullptr};
 
@@ -101,6 +125,12 @@ Space& Symbolizer::Impl::space(int pid) {
   dwfl_report_begin(s.dwfl);
   std::set<std::string> reported;
   for (const pmc::MappedFile& m : s.maps) {
+    if (m.path == "[vdso]" && m.offset == 0 && vdso_file() >= 0 && !reported.count(m.path)) {
+      const int fd = ::dup(vdso_file());  // consumed by dwfl_report_elf when it succeeds
+      if (fd >= 0 && dwfl_report_elf(s.dwfl, "[vdso]", "[vdso]", fd, m.start, false)) reported.insert(m.path);
+      else if (fd >= 0) ::close(fd);
+      continue;
+    }
     if (m.path.empty() || m.path[0] != '/' || reported.count(m.path)) continue;
     const auto bias = load_bias(m.path, m.start, m.offset);
     if (!bias) continue;
