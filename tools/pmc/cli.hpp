@@ -70,6 +70,11 @@ struct Options {
   std::string pc_range;              // profile --pc START:END
   bool kernel = false;               // profile --kernel: the range is kernel addresses
   std::size_t top = 10;              // profile --top N
+  bool callchain = false;            // profile -g: call chains (frame pointers)
+  std::string call_graph;            // profile --call-graph fp|dwarf
+  std::optional<std::string> sort;   // profile --sort KEYS (dso,sym,srcline)
+  std::string folded;                // profile --folded FILE
+  std::string flamegraph;            // profile --flamegraph FILE.svg
   bool emulate = false;              // stat, profile --emulate: the command under cachegrind (docs/emulation.md)
   bool regions = false;              // stat --regions: the program's own marked regions (docs/regions.md)
   ImportOptions import;              // catalog import

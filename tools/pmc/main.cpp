@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) return cmd_list(o);
     if (encode->parsed()) return cmd_encode(o);
     if (stat->parsed()) return o.emulate ? stat_emulated(o) : cmd_stat(o);
-    if (profile->parsed()) return o.emulate ? profile_emulated(o) : cmd_profile(o);
+    if (profile->parsed()) return cmd_profile(o);  // --emulate too, once its options are checked
     if (exp->parsed()) return cmd_export(o);
     if (import->parsed()) return cmd_catalog_import(o);
   } catch (const std::exception& e) {

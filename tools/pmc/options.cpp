@@ -119,8 +119,25 @@ CLI::App* add_profile(CLI::App& app, Options& o, bool options) {
   profile->add_flag("--emulate", o.emulate,
                     "run the command under Valgrind's cachegrind and attribute the simulated PMU's counts to "
                     "functions and source lines (docs/emulation.md)");
-  profile->add_option("--top", o.top, "how many of the hottest PC buckets to list (default 10)")
+  profile->add_option("--top", o.top, "how many rows of the table (or of the hottest PC buckets) to list (default 10)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
+  profile->add_flag("-g", o.callchain,
+                    "a command: record call chains (frame pointers: the program built with -fno-omit-frame-pointer) "
+                    "and print the call graph, callers above callees");
+  profile->add_option("--call-graph", o.call_graph, "a command: how call chains are recorded: fp (as -g) or dwarf")
+      ->type_name("fp|dwarf");
+  profile->add_option("--sort", o.sort,
+                      "a command: the table's keys, comma-separated, as perf report's: dso, sym, srcline (default "
+                      "dso,sym)")
+      ->type_name("KEYS");
+  profile->add_option("--folded", o.folded,
+                      "a command: write the stacks to FILE as collapsed stacks (main;work;hot 123 lines, which "
+                      "flamegraph.pl and speedscope read); with -g whole call chains")
+      ->type_name("FILE");
+  profile->add_option("--flamegraph", o.flamegraph,
+                      "a command: write an interactive SVG flame graph of the stacks to FILE (hover names a frame, "
+                      "a click zooms); with -g whole call chains")
+      ->type_name("FILE.svg");
   return profile;
 }
 

@@ -1,12 +1,15 @@
 // pmc profile: where a command (Linux perf sampling) or a simulated workload (the backend's
 // driver at counter interrupts) spends its samples, by execution level and by PC.
 #include "cli.hpp"
+#include "emulate.hpp"
+#include "profile_report.hpp"
 #include "stat.hpp"
 
 #include <pmc/process.hpp>
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
 
 namespace pmc_cli {
 
@@ -214,6 +217,13 @@ std::optional<pmc::PcRange> busiest_window(const std::vector<pmc::PcCount>& pcs,
 }
 
 int profile_command(const Options& o) {
+  const std::vector<SortKey> keys = parse_sort_keys(o.sort.value_or("dso,sym"));
+  const bool callchain = o.callchain || o.call_graph == "fp";
+  // The pictures' files are created (as temporary files) now: an unwritable place fails before
+  // the command runs, and the files appear whole or not at all.
+  std::unique_ptr<AtomicFile> folded, flamegraph;
+  if (!o.folded.empty()) folded = std::make_unique<AtomicFile>(o.folded, "--folded");
+  if (!o.flamegraph.empty()) flamegraph = std::make_unique<AtomicFile>(o.flamegraph, "--flamegraph");
   const pmc::Hal& hal = open_hal(o);
   const std::vector<std::string> events =
       o.events.empty() ? std::vector<std::string>{"cpu-clock:period=100000"} : split_events(o.events);
@@ -239,7 +249,13 @@ int profile_command(const Options& o) {
         pmc::ProfileRequest request;
         request.levels = true;
         request.pc = asked;
-        session->profile(request);
+        request.callchain = callchain;
+        try {
+          session->profile(request);
+        } catch (const pmc::Error& e) {
+          if (!callchain) throw;
+          throw pmc::Error(e.kind(), fmt::format("-g: call chains cannot be recorded here: {}", e.what()));
+        }
         session->start();
   };
   child.tick = [&] { session->poll(); };
@@ -249,7 +265,7 @@ int profile_command(const Options& o) {
   std::optional<pmc::PcRange> range = asked;
   if (!range) {
     range = busiest_window(session->sampled_pcs(space), space);
-    if (range) session->profile({true, range});  // every sampled PC is kept: only the view changes
+    if (range) session->profile({true, range, callchain});  // every sampled PC is kept: only the view changes
   }
   const std::vector<pmc::LevelHistogram> levels = session->level_histograms();
   const std::vector<pmc::PcProfile> profiles = session->pc_profiles();
@@ -257,6 +273,16 @@ int profile_command(const Options& o) {
   const pmc::LevelHistogram* histogram = levels.empty() ? nullptr : &levels.front();
   const pmc::PcProfile* profile = profiles.empty() ? nullptr : &profiles.front();
   const std::string chosen = asked ? "--pc" : fmt::format("64 KiB window with the most {} samples", space_name(space));
+  // The functions: the stacks named through the mappings the kernel reported (profile_symbols.hpp).
+  const bool lines = std::find(keys.begin(), keys.end(), SortKey::srcline) != keys.end() || (o.json && callchain);
+  Symbolizer symbols(session->sampled_mappings(), lines);
+  const std::vector<NamedStack> stacks = name_stacks(session->sampled_stacks(), symbols);
+  std::uint64_t total = 0;
+  for (const NamedStack& st : stacks) total += st.samples;
+  const std::vector<ProfileRow> rows = profile_rows(stacks, keys);
+  const std::string title = "pmc profile " + quote_command(o.command);
+  if (folded) folded->commit(folded_stacks(stacks));
+  if (flamegraph) flamegraph->commit(flame_graph_svg(stacks, title));
 
   if (o.json) {
     json doc{{"command", o.command},
@@ -265,6 +291,11 @@ int profile_command(const Options& o) {
              {"counters", counters_json(readings)},
              {"lost_samples", lost}};
     profile_json(doc, histogram, profile, o.top, chosen);
+    json sort = json::array();
+    for (SortKey k : keys) sort.push_back(sort_key_name(k));
+    doc["sort"] = sort;
+    doc["rows"] = rows_json(rows, keys, total);
+    if (callchain) doc["stacks"] = stacks_json(stacks);
     print_to(out, "{}\n", doc.dump(2));
     return run.exit_status;
   }
@@ -273,11 +304,12 @@ int profile_command(const Options& o) {
   if (lost)
     print_to(out, " {} samples lost: a ring buffer was full; a longer period samples less often\n\n",
                group_digits(lost));
-  if (profile)
-    print_pc_profile(out, *profile, o.top, asked ? std::string() : "the " + chosen, "sample");
+  if (asked && profile) print_pc_profile(out, *profile, o.top, std::string(), "sample");
+  if (rows.empty())
+    print_to(out, " No user or kernel sample: the command ran for less than one period of the event.\n\n");
   else
-    print_to(out, " No PC profile: no {} sample; give a range with --pc START:END{}.\n\n", space_name(space),
-               o.kernel ? "" : " (--kernel for kernel code)");
+    print_rows(out, rows, keys, total, o.top);
+  if (callchain && !rows.empty()) print_call_tree(out, stacks, total);
   return run.exit_status;
 }
 
@@ -292,6 +324,35 @@ int cmd_profile(const Options& o) {
     error_line("profile needs a command (pmc profile [-e EVENTS] -- COMMAND ARGS...) or --workload FILE (see 'pmc profile --help')");
     return 2;
   }
+  if (!o.call_graph.empty() && o.call_graph != "fp") {
+    error_line(o.call_graph == "dwarf"
+                   ? "--call-graph dwarf (user stacks copied at each sample and unwound with libdw) is not "
+                     "implemented yet; -g (or --call-graph fp) records call chains through frame pointers"
+                   : fmt::format("unknown --call-graph mode '{}' (fp, or dwarf in a later version)", o.call_graph));
+    return 2;
+  }
+  if (!o.command.empty() && !o.emulate) {
+    try {
+      (void)parse_sort_keys(o.sort.value_or("dso,sym"));
+    } catch (const pmc::Error& e) {
+      error_line(e.what());
+      return 2;
+    }
+  }
+  if (!o.workload.empty() || o.emulate) {
+    const char* what = o.callchain || !o.call_graph.empty() ? "-g (call chains)"
+                       : o.sort                            ? "--sort"
+                       : !o.folded.empty()                 ? "--folded"
+                       : !o.flamegraph.empty()             ? "--flamegraph"
+                                                           : nullptr;
+    if (what) {
+      error_line(fmt::format("{} needs a command sampled by Linux perf (pmc profile [OPTIONS] -- COMMAND); {} has no "
+                             "call stacks to give",
+                             what, o.emulate ? "--emulate (cachegrind's counts by function)" : "a simulated workload"));
+      return 2;
+    }
+  }
+  if (o.emulate) return profile_emulated(o);
   if (!o.workload.empty()) {
     if (!o.output.empty()) {
       error_line("-o applies to profiling a command, not --workload (see 'pmc profile --help')");

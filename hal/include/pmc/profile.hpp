@@ -31,7 +31,10 @@ struct PcRange {
 struct ProfileRequest {
   bool levels = false;         // a histogram of execution levels
   std::optional<PcRange> pc;   // a PC profile over this range
-  [[nodiscard]] bool empty() const { return !levels && !pc; }
+  // Perf sampling only: each sample's call chain too (the kernel's frame-pointer walk of the
+  // user stack, and the kernel stack when kernel mode is sampled), in Session::sampled_stacks().
+  bool callchain = false;
+  [[nodiscard]] bool empty() const { return !levels && !pc && !callchain; }
 };
 
 struct LevelBin {
@@ -67,6 +70,27 @@ struct PMC_API PcProfile {
 struct PcCount {
   std::uint64_t pc = 0;
   std::uint64_t samples = 0;
+};
+
+// One sampled stack of perf sampling and how many samples had it (Session::sampled_stacks()):
+// the process, the kernel frames, then the user frames, each leaf first. The sampled address is
+// the first frame (of `kernel` for a sample in kernel mode); without call chains it is the only
+// one, with them the callers follow as return addresses (the instruction after each call).
+struct SampledStack {
+  int pid = -1;
+  std::vector<std::uint64_t> kernel;
+  std::vector<std::uint64_t> user;
+  std::uint64_t samples = 0;
+};
+
+// An executable mapping of a sampled process (Session::sampled_mappings()): [start, end) maps
+// the file `path` from byte `offset` on; the kernel's own mappings have names such as "[vdso]".
+struct MappedFile {
+  int pid = -1;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::uint64_t offset = 0;
+  std::string path;
 };
 
 }  // namespace pmc

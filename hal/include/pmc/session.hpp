@@ -92,6 +92,14 @@ class PMC_API Session {
   // (the events' PERF_FORMAT_LOST count; before Linux 6.0 the PERF_RECORD_LOST records, which the
   // kernel writes only once a buffer has room again); 0 for the backend profilers.
   [[nodiscard]] std::uint64_t lost_samples();
+  // The samples by process and stack (perf sampling only; empty otherwise), the stacks with the
+  // most samples first; call chains when profile() asked for them (request.callchain).
+  [[nodiscard]] std::vector<SampledStack> sampled_stacks();
+  // Where each sampled process had its code: the executable mappings the kernel reported while
+  // the session sampled (for a process that exec'd, those of its last program), by pid and
+  // address. With them and the files, the stacks' addresses resolve to functions after the
+  // processes are gone.
+  [[nodiscard]] std::vector<MappedFile> sampled_mappings();
 
   // Simulated access: runs a workload through the session's simulated PMU (its backend's
   // device model), folding the counters between chunks so no wrap is missed. A stopped session

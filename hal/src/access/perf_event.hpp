@@ -147,6 +147,26 @@ std::optional<UserPageRead> read_user_page(const volatile perf_event_mmap_page& 
   return UserPageRead{count, enabled, running};
 }
 
+// One user or kernel sample's stack (perf_records.cpp): the process, then the kernel frames and
+// the user frames, each leaf first. The sampled IP is the first frame (of `kernel` for a kernel
+// sample); without call chains it is the only one; with them the callers follow (return
+// addresses, as the kernel's frame-pointer walk gives them).
+struct PerfStack {
+  int pid = -1;
+  std::vector<std::uint64_t> kernel, user;
+  bool operator==(const PerfStack&) const = default;
+};
+struct PerfStackHash {
+  std::size_t operator()(const PerfStack& s) const noexcept;
+};
+
+// An executable mapping of a sampled process, from the kernel's PERF_RECORD_MMAP2 records
+// ("[vdso]" and the like for the kernel's own).
+struct PerfMapping {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  std::string path;
+};
+
 // What the sampling events of one target wrote to their ring buffers since the last reset.
 struct PerfSamples {
   int cpu = -1;  // the target's CPU (per-CPU scopes); -1 otherwise
@@ -158,6 +178,7 @@ struct PerfSamples {
   // 6.0), else the PERF_RECORD_LOST records (written only once the buffer has room again).
   std::uint64_t lost = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> user, kernel;  // sampled IP -> samples
+  std::unordered_map<PerfStack, std::uint64_t, PerfStackHash> stacks;  // user and kernel samples by stack
 };
 inline constexpr const char* kPerfLevelNames[5] = {"user", "kernel", "hypervisor", "guest kernel", "guest user"};
 
@@ -220,6 +241,15 @@ class PerfAccess final : public Access {
   [[nodiscard]] const std::vector<PerfSamples>& samples() const { return samples_; }  // one per target
   [[nodiscard]] bool sampling() const { return !samplers_.empty(); }
   [[nodiscard]] std::size_t ring_bytes() const { return ring_bytes_; }  // data bytes of the last buffer mapped
+  // Call chains (perf_records.cpp): each sample of every sampling event also records its user
+  // and kernel call chain (PERF_SAMPLE_CALLCHAIN, frame pointers); the events already open are
+  // opened again. Only while stopped; throws the kernel's refusal and leaves them as they were.
+  void sample_callchains(bool on);
+  [[nodiscard]] bool callchains() const { return callchain_; }
+  // The executable mappings of each sampled process (pid) as the kernel reported them since the
+  // first sampling event opened: after an exec only its new ones, a forked child starting with
+  // its parent's. Kept across reset().
+  [[nodiscard]] const std::unordered_map<int, std::vector<PerfMapping>>& mappings() const { return mappings_; }
 
   [[nodiscard]] std::size_t size() const { return events_.size(); }
   [[nodiscard]] std::vector<int> cpus() const;             // the targets' CPUs (each_cpu)
@@ -266,6 +296,10 @@ class PerfAccess final : public Access {
   Raw read_sample_fd(const SampleFd& s) const;
   std::size_t add_sampler(const PerfEventSpec& event);
   void drain(SampleFd& s);
+  // One record of a ring buffer, copied whole (perf_records.cpp).
+  void take_record(const perf_event_header& h, const unsigned char* record, PerfSamples& out);
+  // Opens the fds of one sampling event on every target, their ring buffers mapped.
+  std::vector<SampleFd> open_sampler(const PerfEventSpec& event, bool first);
   [[nodiscard]] const std::string& group_name() const;
   static void close_event(Target& t, std::size_t i);
   static void close_sample_fd(SampleFd& s);
@@ -278,6 +312,9 @@ class PerfAccess final : public Access {
   std::vector<std::vector<SampleFd>> samplers_;  // per sampling event
   std::vector<PerfSamples> samples_;           // per target
   std::size_t ring_bytes_ = 0;
+  bool callchain_ = false;  // PERF_SAMPLE_CALLCHAIN on the sampling events
+  std::unordered_map<int, std::vector<PerfMapping>> mappings_;  // per pid
+  std::vector<unsigned char> record_;  // drain's copy of one record
   bool format_lost_ = true;  // PERF_FORMAT_LOST (Linux 6.0): cleared when the kernel refuses it
   long owner_tid_ = 0;
   bool running_ = false;

@@ -36,7 +36,9 @@ PerfAccess::Raw PerfAccess::read_sample_fd(const SampleFd& s) const {
   return {buf[0], buf[1], buf[2], buf[3]};
 }
 
-std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
+// `first`: the session's first sampling event, whose buffers also get the records of the
+// processes' executable mappings, execs and forks (perf_records.cpp).
+std::vector<PerfAccess::SampleFd> PerfAccess::open_sampler(const PerfEventSpec& event, bool first) {
   const bool inherit = scope_.inherit && (scope_.kind == Scope::Kind::thread || scope_.kind == Scope::Kind::process);
   std::vector<int> cpus;
   if (inherit) cpus = online_cpus(options_.sysfs_root);
@@ -52,7 +54,8 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
       for (int cpu : on) {
         perf_event_attr attr = perf_attr(event);
         attr.sample_period = event.sample_period;
-        attr.sample_type = PERF_SAMPLE_IP;
+        attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (callchain_ ? PERF_SAMPLE_CALLCHAIN : 0);
+        if (first) attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = attr.task = 1;
         attr.inherit = inherit;
         attr.disabled = 1;
         attr.enable_on_exec = scope_.enable_on_exec;
@@ -105,6 +108,11 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
     give_up();
     throw;
   }
+  return fds;
+}
+
+std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
+  std::vector<SampleFd> fds = open_sampler(event, samplers_.empty());
   const std::size_t index = events_.size();
   events_.push_back(event);
   slots_.push_back({true, samplers_.size()});
@@ -153,22 +161,9 @@ void PerfAccess::drain(SampleFd& s) {
       tail = head;
       break;
     }
-    if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + sizeof(std::uint64_t)) {
-      std::uint64_t ip = 0;
-      copy(tail + sizeof h, &ip, sizeof ip);
-      switch (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) {
-        case PERF_RECORD_MISC_USER: ++out.levels[0]; ++out.user[ip]; break;
-        case PERF_RECORD_MISC_KERNEL: ++out.levels[1]; ++out.kernel[ip]; break;
-        case PERF_RECORD_MISC_HYPERVISOR: ++out.levels[2]; break;
-        case PERF_RECORD_MISC_GUEST_KERNEL: ++out.levels[3]; break;
-        case PERF_RECORD_MISC_GUEST_USER: ++out.levels[4]; break;
-        default: ++out.unknown; break;
-      }
-    } else if (h.type == PERF_RECORD_LOST && !format_lost_ && h.size >= sizeof h + 2 * sizeof(std::uint64_t)) {
-      std::uint64_t lost[2] = {};  // id, lost
-      copy(tail + sizeof h, lost, sizeof lost);
-      out.lost += lost[1];
-    }
+    record_.resize(h.size);
+    copy(tail, record_.data(), h.size);
+    take_record(h, record_.data(), out);
     tail += h.size;
   }
   __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);

@@ -46,6 +46,8 @@ class SessionImpl {
   std::vector<PcProfile> pc_profiles();
   std::vector<PcCount> sampled_pcs(AddressSpace space);
   std::uint64_t lost_samples();
+  std::vector<SampledStack> sampled_stacks();   // session_stacks.cpp
+  std::vector<MappedFile> sampled_mappings();
   // Simulated workloads (session_run.cpp; the runner is hal/src/sim/runner.cpp).
   WorkloadRun run(const Workload& workload);
   WorkloadRun run(WorkloadReader& workload);  // streamed: checked whole, then run in batches

@@ -34,6 +34,7 @@ std::string profilers(const Context& ctx) {
 void SessionImpl::profile(const ProfileRequest& request) {
   if (running) throw Error(errc::invalid_argument, "cannot change profiling while the session is counting");
   if (request.empty()) {
+    if (perf_) perf_->sample_callchains(false);
     if (registers_) registers_->set_profile(nullptr, {});
     profile_request = {};
     perf_profile_ = false;
@@ -43,11 +44,17 @@ void SessionImpl::profile(const ProfileRequest& request) {
     if (request.pc && request.pc->start >= request.pc->end)
       throw Error(errc::invalid_argument,
                   fmt::format("the PC range [{:#x}, {:#x}) is empty", request.pc->start, request.pc->end));
+    if (request.callchain || perf_) perf().sample_callchains(request.callchain);
     if (registers_) registers_->set_profile(nullptr, {});
     profile_request = request;  // the samples collected so far are kept: only the view changes
     perf_profile_ = true;
     return;
   }
+  if (request.callchain)
+    throw Error(errc::not_supported,
+                fmt::format("call chains come from Linux perf sampling (a command's or a process's), not from "
+                            "backend '{}''s counter interrupts",
+                            ctx->pmu.name));
   const ProfilingDriver* driver = ctx->backend().profiling();
   if (!driver)
     throw Error(errc::not_supported,

@@ -1,0 +1,71 @@
+// pmc profile of a command: the samples named and presented (profile_report.cpp): a table by
+// function as perf report prints it (--sort dso,sym,srcline), the call graph as a tree (-g), the
+// collapsed stacks (--folded) and the SVG flame graph (--flamegraph, profile_flamegraph.cpp).
+#pragma once
+
+#include "cli.hpp"
+#include "profile_symbols.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace pmc_cli {
+
+// perf report's sort keys that pmc profile knows.
+enum class SortKey { dso, sym, srcline };
+// "dso,sym" -> {dso, sym}; throws invalid_argument naming an unknown key.
+std::vector<SortKey> parse_sort_keys(const std::string& text);
+const char* sort_key_name(SortKey k);
+
+// One sample stack with its frames named, root (the outermost caller) first, the sampled
+// function last.
+struct NamedStack {
+  std::vector<const Frame*> frames;
+  std::uint64_t samples = 0;
+};
+std::vector<NamedStack> name_stacks(const std::vector<pmc::SampledStack>& stacks, Symbolizer& symbols);
+// A frame as the tree, the folded stacks and the flame graph name it: the function, else the
+// object and the address in it ("libfoo.so+0x1139").
+std::string frame_label(const Frame& f);
+
+// One row of the table: the sampled function's values of the sort keys, its samples.
+struct ProfileRow {
+  std::vector<std::string> keys;  // one per sort key, in the order asked
+  bool kernel = false;
+  std::uint64_t samples = 0;
+};
+// The rows, most samples first (ties in key order).
+std::vector<ProfileRow> profile_rows(const std::vector<NamedStack>& stacks, const std::vector<SortKey>& keys);
+void print_rows(std::FILE* out, const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys,
+                std::uint64_t total, std::size_t top);
+json rows_json(const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys, std::uint64_t total);
+
+// The call graph: every stack merged from the root, caller above callee, each node with its
+// share of all samples; nodes under `limit` percent left out.
+void print_call_tree(std::FILE* out, const std::vector<NamedStack>& stacks, std::uint64_t total, double limit = 0.5);
+json stacks_json(const std::vector<NamedStack>& stacks);
+
+// "main;work;hot_loop 1234" lines, root first, sorted.
+std::string folded_stacks(const std::vector<NamedStack>& stacks);
+// A self-contained SVG flame graph (profile_flamegraph.cpp); `title` heads it.
+std::string flame_graph_svg(const std::vector<NamedStack>& stacks, const std::string& title);
+
+// A file written whole or not at all: a temporary file beside it, created at once (so that an
+// unwritable place fails before the command runs), renamed over it by commit(). `what` names
+// the option in messages ("--folded").
+class AtomicFile {
+ public:
+  AtomicFile(std::string path, std::string what);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void commit(const std::string& text);
+
+ private:
+  std::string path_, what_, temp_;
+  int fd_ = -1;
+};
+
+}  // namespace pmc_cli
