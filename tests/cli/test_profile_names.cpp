@@ -9,6 +9,7 @@
 // line, in the right object. Also: --sort's keys and refusals, --json's rows, and what profiling
 // a workload or an emulated command refuses. Linux perf samples cpu-clock (no PMU needed).
 
+#include "support/json_report.hpp"
 #include "support/pmc_command.hpp"
 
 #include <nlohmann/json.hpp>
@@ -42,14 +43,7 @@ std::string fmt_line(int n) { return fs::path(PMC_PROFILE_TARGET_SOURCE).filenam
 
 struct Cli : pmc_test::PmcCommand {
   fs::path report = tmp.path() / "report.json";
-  json report_json() {
-    try {
-      return json::parse(pmc_test::slurp(report));
-    } catch (const json::exception& e) {
-      BOOST_ERROR("report is not JSON (" << e.what() << "): " << pmc_test::slurp(report));
-      return json::object();
-    }
-  }
+  json report_json() { return pmc_test::read_json_report(report); }
 };
 
 // The table's rows as printed: the lines after the header line (which starts with Overhead) up

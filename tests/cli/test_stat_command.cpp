@@ -9,6 +9,7 @@
 // bounds: fresh pages without huge pages), /bin/sh and true.
 
 #include "support/child_process.hpp"
+#include "support/json_report.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -95,14 +96,7 @@ struct Stat {
     env["LC_ALL"] = "C";
   }
   pmc_test::Result pmc(const std::vector<std::string>& args) { return pmc_test::run(kPmc, args, env, tmp.path()); }
-  json report_json() {
-    try {
-      return json::parse(pmc_test::slurp(report));
-    } catch (const json::exception& e) {
-      BOOST_ERROR("report is not JSON (" << e.what() << "): " << pmc_test::slurp(report));
-      return json::object();
-    }
-  }
+  json report_json() { return pmc_test::read_json_report(report); }
 };
 
 const json* counter(const json& doc, const std::string& event) {

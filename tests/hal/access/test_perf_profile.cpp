@@ -11,6 +11,7 @@
 // by the time asked, and the checks are "some samples" where the code ran (and, where the
 // code never ran, none).
 
+#include "support/json_report.hpp"
 #include "support/no_backend.hpp"
 #include "support/pmc_command.hpp"
 
@@ -339,14 +340,7 @@ namespace {
 
 struct Cli : pmc_test::PmcCommand {
   fs::path report = tmp.path() / "report.json";
-  json report_json() {
-    try {
-      return json::parse(pmc_test::slurp(report));
-    } catch (const json::exception& e) {
-      BOOST_ERROR("report is not JSON (" << e.what() << "): " << pmc_test::slurp(report));
-      return json::object();
-    }
-  }
+  json report_json() { return pmc_test::read_json_report(report); }
 };
 
 u64 json_bin(const json& doc, const std::string& label) {
