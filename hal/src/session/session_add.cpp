@@ -127,6 +127,7 @@ void SessionImpl::add_backend_event(const EventSpec& spec, std::size_t group) {
                             spec.text, part->name, part->shown, access_name(ctx->access), ctx->parts.front().name));
   if (ctx->access == AccessKind::perf) return add_perf_event(spec);
   Encoding enc = encode(spec);
+  if (enc.period != 0 && ctx->access != AccessKind::sim) refuse_sampling(spec);
   if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
     throw Error(errc::not_supported,
                 fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
@@ -256,6 +257,23 @@ void SessionImpl::open_msr(const EventSpec& spec) {
 // Access "perf": the kernel programs the counters from the raw encoding. Scheduling still runs,
 // so a set the PMU cannot hold at once is refused with the same message as on the other
 // accesses (one group would never be scheduled), and readings say which counter it planned.
+// A backend event given period=N samples at its counter's overflow interrupt, which only a
+// driver in the kernel can take: the simulated machine's (access "sim") has one.
+void SessionImpl::refuse_sampling(const EventSpec& spec) const {
+  if (ctx->access == AccessKind::msr)
+    throw Error(errc::not_supported,
+                fmt::format("event '{}': period= samples at the counter's overflow interrupt, which access 'msr' cannot "
+                            "receive in user space (the PMI goes to the kernel's handler); sample a simulated workload "
+                            "(access = \"sim\"), or the cpu-clock event with access \"perf\" "
+                            "(cpu-clock:period=100000)",
+                            spec.text));
+  throw Error(errc::not_supported,
+              fmt::format("event '{}': period= on a {} event under access 'perf' is not supported yet (no perf "
+                          "sample_period for the backend's raw encodings); sample with cpu-clock:period=N, or a "
+                          "simulated workload (access = \"sim\")",
+                          spec.text, ctx->pmu.name));
+}
+
 void SessionImpl::add_perf_event(const EventSpec& spec) {
   if (!ctx->cpu.native())
     throw Error(errc::not_supported,
@@ -263,6 +281,7 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
                             spec.text, ctx->cpu.source));
   Encoding enc = encode(spec);
+  if (enc.period != 0) refuse_sampling(spec);
   // A hybrid CPU: the kernel's PMU of the event's core type (the CPU's own when unprefixed), one
   // per session, since a perf group counts on one PMU.
   const CorePart* part = nullptr;

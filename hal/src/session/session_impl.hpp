@@ -75,6 +75,7 @@ class SessionImpl {
                                                 const std::vector<std::size_t>& groups) const;
   void add_hal_event(HalEvent event);
   void add_perf_event(const EventSpec& spec);
+  [[noreturn]] void refuse_sampling(const EventSpec& spec) const;
   // An unknown event name: the not_found error with the nearest names this session knows.
   [[noreturn]] void unknown_event(const EventSpec& spec, const std::string& what) const;
   [[nodiscard]] bool known_name(const EventSpec& spec) const;
