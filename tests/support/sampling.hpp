@@ -10,8 +10,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace pmc_test {
@@ -55,13 +55,22 @@ inline std::uint64_t level_samples(const pmc::LevelHistogram& h, const std::stri
   return 0;
 }
 
-using Buckets = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  // (bucket, samples)
+// A bucket of a PC profile that holds samples.
+struct Filled {
+  std::uint64_t bucket = 0;
+  std::uint64_t samples = 0;
+  friend bool operator==(const Filled&, const Filled&) = default;
+  friend std::ostream& operator<<(std::ostream& out, const Filled& f) {
+    return out << "bucket " << f.bucket << ": " << f.samples;
+  }
+};
+using Buckets = std::vector<Filled>;
 
 // The buckets with samples.
 inline Buckets filled_buckets(const pmc::PcProfile& p) {
   Buckets out;
   for (std::size_t b = 0; b < p.samples.size(); ++b)
-    if (p.samples[b] != 0) out.emplace_back(b, p.samples[b]);
+    if (p.samples[b] != 0) out.push_back({b, p.samples[b]});
   return out;
 }
 
