@@ -394,8 +394,9 @@ class AmdBackend final : public Backend {
     // Sampling (docs/hardware/amd.md section 4a): period=N sets INT (bit 20) and presets the
     // 48-bit counter to -N; the driver tells an overflow by bit 47 clearing, so -N must have it
     // set: N is at most 2^47 - 1.
-    if (const std::uint64_t period = x86_sampling::period_of(
-            spec, (1ull << 47) - 1, "a 48-bit counter can be preset for with bit 47 set (its overflow is bit 47 clearing)")) {
+    const std::uint64_t period = x86_sampling::period_of(
+        spec, (1ull << 47) - 1, "a 48-bit counter can be preset for with bit 47 set (its overflow is bit 47 clearing)");
+    if (period != 0) {
       if (e.merge)
         throw Error(errc::attribute_value,
                     event_error(spec, spec.modifier("period")->column,
@@ -403,10 +404,8 @@ class AmdBackend final : public Backend {
                                             "sampling it (period=) is not supported",
                                             e.name)));
       format.set(e.config, "int", 1);
-      e.interrupt = true;
-      e.period = period;
-      e.canonical += fmt::format(":period={}", period);
     }
+    x86_sampling::set_sampling(e, spec, period);
     return e;
   }
 

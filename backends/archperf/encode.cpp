@@ -260,14 +260,13 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   // 5. Sampling (docs/hardware/archperf.md section 4a): period=N sets INT on a general counter
   //    and the PMI bit of a fixed counter's field; the driver presets -N, which IA32_PMCx takes
   //    as 32 bits sign-extended, so N is at most 2^31 - 1 whatever counter the event gets.
-  if (const std::uint64_t period = x86_sampling::period_of(
-          given, (1ull << 31) - 1, "a general counter can be preset for (IA32_PMCx takes EAX[31:0] sign-extended)")) {
+  const std::uint64_t period = x86_sampling::period_of(
+      given, (1ull << 31) - 1, "a general counter can be preset for (IA32_PMCx takes EAX[31:0] sign-extended)");
+  if (period != 0) {
     e.config |= bits.intr;
     e.fixed_control |= kFixedPmi;
-    e.interrupt = true;
-    e.period = period;
-    e.canonical += fmt::format(":period={}", period);
   }
+  x86_sampling::set_sampling(e, given, period);
   return e;
 }
 

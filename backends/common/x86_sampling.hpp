@@ -25,8 +25,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 #include <string_view>
 
@@ -73,12 +75,40 @@ inline std::uint64_t period_of(const EventSpec& spec, std::uint64_t max, std::st
   return *m->value;
 }
 
-// The event string without its period=, for the catalog's encoder (an event's own modifier
-// list need not name it: every event of a backend that samples takes it).
+// perf's precision modifiers: :p, :pp, :ppp (precise_ip 1 to 3).
+inline bool precision_modifier(const EventModifier& m) { return m.name == "p" || m.name == "pp" || m.name == "ppp"; }
+
+// The event string without its period= and :p/:pp/:ppp, for the catalog's encoder (an event's own
+// modifier list need not name them: every event of a backend that samples takes them).
 inline EventSpec without_period(const EventSpec& spec) {
   EventSpec s = spec;
-  std::erase_if(s.modifiers, [](const EventModifier& m) { return m.name == "period"; });
+  std::erase_if(s.modifiers, [](const EventModifier& m) { return m.name == "period" || precision_modifier(m); });
   return s;
+}
+
+// Sets a sampling encoding's period, precision (perf's precise_ip, from :p/:pp/:ppp: access
+// "perf" passes it to the kernel; the simulated handler samples the overflow's own cycle, with no
+// skid, whatever it is) and canonical form. A precision without a period is refused: it asks
+// for precise samples of an event that is not sampled.
+inline void set_sampling(Encoding& e, const EventSpec& spec, std::uint64_t period) {
+  for (const EventModifier& m : spec.modifiers) {
+    if (!precision_modifier(m)) continue;
+    if (m.value)
+      throw Error(errc::attribute_value,
+                  event_error(spec, m.column, fmt::format(":{} takes no value (p, pp or ppp: the precision)", m.name)));
+    if (period == 0)
+      throw Error(errc::attribute,
+                  event_error(spec, m.column,
+                              fmt::format(":{} asks for precise samples, and the event is not sampled: give period=N "
+                                          "too",
+                                          m.name)));
+    e.precise = std::max<unsigned>(e.precise, static_cast<unsigned>(m.name.size()));
+  }
+  if (period == 0) return;
+  e.interrupt = true;
+  e.period = period;
+  e.canonical += fmt::format(":period={}", period);
+  if (e.precise) e.canonical += ":" + std::string(e.precise, 'p');
 }
 
 // Backend::program's part (access "sim" only): each assigned counter's reload value, 2^width -

@@ -86,11 +86,8 @@ class P6Backend final : public Backend {
     e.event = spec.text;
     const std::uint64_t period = x86_sampling::period_of(
         spec, kMaxPeriod, "a P6 counter can be preset for (a write keeps bits 31:0 and sign-extends bit 31)");
-    if (period == 0) return e;
-    ctx.catalog.format().set(e.config, "int", 1);  // INT: a PMI at each overflow (p6.md section 3)
-    e.interrupt = true;
-    e.period = period;
-    e.canonical += fmt::format(":period={}", period);
+    if (period != 0) ctx.catalog.format().set(e.config, "int", 1);  // INT: a PMI at each overflow (p6.md section 3)
+    x86_sampling::set_sampling(e, spec, period);
     return e;
   }
 

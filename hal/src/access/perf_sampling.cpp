@@ -52,6 +52,7 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
       for (int cpu : on) {
         perf_event_attr attr = perf_attr(event);
         attr.sample_period = event.sample_period;
+        attr.precise_ip = event.precise_ip & 3u;  // :p, :pp, :ppp of a PMU event
         attr.sample_type = PERF_SAMPLE_IP;
         attr.inherit = inherit;
         attr.disabled = 1;

@@ -258,20 +258,14 @@ void SessionImpl::open_msr(const EventSpec& spec) {
 // so a set the PMU cannot hold at once is refused with the same message as on the other
 // accesses (one group would never be scheduled), and readings say which counter it planned.
 // A backend event given period=N samples at its counter's overflow interrupt, which only a
-// driver in the kernel can take: the simulated machine's (access "sim") has one.
+// driver in the kernel can take: the simulated machine's (access "sim") or Linux perf's (access
+// "perf", sample_period); access "msr" has none.
 void SessionImpl::refuse_sampling(const EventSpec& spec) const {
-  if (ctx->access == AccessKind::msr)
-    throw Error(errc::not_supported,
-                fmt::format("event '{}': period= samples at the counter's overflow interrupt, which access 'msr' cannot "
-                            "receive in user space (the PMI goes to the kernel's handler); sample a simulated workload "
-                            "(access = \"sim\"), or the cpu-clock event with access \"perf\" "
-                            "(cpu-clock:period=100000)",
-                            spec.text));
   throw Error(errc::not_supported,
-              fmt::format("event '{}': period= on a {} event under access 'perf' is not supported yet (no perf "
-                          "sample_period for the backend's raw encodings); sample with cpu-clock:period=N, or a "
-                          "simulated workload (access = \"sim\")",
-                          spec.text, ctx->pmu.name));
+              fmt::format("event '{}': period= samples at the counter's overflow interrupt, which access '{}' cannot "
+                          "receive in user space (the PMI goes to the kernel's handler); sample with access \"perf\" "
+                          "(the kernel's handler) or a simulated workload (access \"sim\")",
+                          spec.text, access_name(ctx->access)));
 }
 
 void SessionImpl::add_perf_event(const EventSpec& spec) {
@@ -281,7 +275,6 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
                             spec.text, ctx->cpu.source));
   Encoding enc = encode(spec);
-  if (enc.period != 0) refuse_sampling(spec);
   // A hybrid CPU: the kernel's PMU of the event's core type (the CPU's own when unprefixed), one
   // per session, since a perf group counts on one PMU.
   const CorePart* part = nullptr;
@@ -342,6 +335,7 @@ void SessionImpl::add_perf_event(const EventSpec& spec) {
     if (fresh) perf_.reset();
     throw;
   }
+  if (enc.period) ++sampling_events_;  // sampled by perf: sample_period, precise_ip
   encodings.push_back(std::move(enc));
   backend_events_.push_back(encodings.size() - 1);
   backend_groups_.push_back(next_group_);
