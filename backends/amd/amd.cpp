@@ -49,6 +49,8 @@
 //  - No raw events: neither docs/hardware/amd.md nor tests/data/amd_golden.toml uses them; every
 //    catalog event is encoded with encode_with_catalog, unchanged apart from its counters.
 //  - K7 model 1 has no local APIC, so INT raises nothing (amd.md 4): noted in the probe's reason.
+#include "x86_sampling.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
 
@@ -343,7 +345,8 @@ class AmdBackend final : public Backend {
 
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
     refuse_host_guest(spec, ctx);
-    Encoding e = encode_with_catalog(spec, ctx.catalog, ctx.pmu);
+    Encoding e = encode_with_catalog(x86_sampling::without_period(spec), ctx.catalog, ctx.pmu);
+    e.event = spec.text;
     const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
     const RegisterFormat& format = ctx.catalog.format();
     const std::uint64_t code = format.get(e.config, "event");
@@ -387,8 +390,26 @@ class AmdBackend final : public Backend {
                                             e.name)));
       e.counters = std::move(even);
     }
+
+    // Sampling (docs/hardware/amd.md section 4a): period=N sets INT (bit 20) and presets the
+    // 48-bit counter to -N; the driver tells an overflow by bit 47 clearing, so -N must have it
+    // set: N is at most 2^47 - 1.
+    const std::uint64_t period = x86_sampling::period_of(
+        spec, (1ull << 47) - 1, "a 48-bit counter can be preset for with bit 47 set (its overflow is bit 47 clearing)");
+    if (period != 0) {
+      if (e.merge)
+        throw Error(errc::attribute_value,
+                    event_error(spec, spec.modifier("period")->column,
+                                fmt::format("{} is a large-increment event counted on a merged pair of counters; "
+                                            "sampling it (period=) is not supported",
+                                            e.name)));
+      format.set(e.config, "int", 1);
+    }
+    x86_sampling::set_sampling(e, spec, period);
     return e;
   }
+
+  const ProfilingDriver* profiling() const noexcept override { return &sampling_; }
 
   void program(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
     if (has_global(ctx)) {
@@ -396,6 +417,7 @@ class AmdBackend final : public Backend {
       regs.write(kGlobalStatusClr, all_counters_mask(ctx.pmu));  // stale overflow bits
     }
     Backend::program(regs, ctx, set);  // each counter's selection without EN; unused ones 0
+    x86_sampling::program_reloads(regs, set);  // the PMI handler's reloads (period=)
     const std::uint64_t merge = merge_select(ctx.catalog);
     for (const auto& a : set) {
       if (!a.encoding->merge) continue;
@@ -437,7 +459,7 @@ class AmdBackend final : public Backend {
     const std::uint64_t low = regs.read(c.counter_msr) & c.width_mask();
     if (const CounterInfo* odd = merged_partner(regs, ctx, c))
       return low + ((regs.read(odd->counter_msr) & odd->width_mask()) << c.width);  // N + 2^48 (N+1), mod 2^64
-    return low;
+    return x86_sampling::events(regs, c, low);
   }
 
   void write_counter(RegisterFile& regs, const PmuContext& ctx, const CounterInfo& c,
@@ -447,13 +469,16 @@ class AmdBackend final : public Backend {
       regs.write(odd->counter_msr, (value >> c.width) & odd->width_mask());
       return;
     }
-    regs.write(c.counter_msr, value & c.width_mask());
+    regs.write(c.counter_msr, x86_sampling::preset(regs, c, value) & c.width_mask());  // sampling: -period
   }
+
+ private:
+  x86_sampling::Driver sampling_;
 };
 
 }  // namespace
 
-const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "amd", 0,
+const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "amd", kBackendProfiles,
                                         &make_backend<AmdBackend>};
 
 }  // namespace pmc::amd

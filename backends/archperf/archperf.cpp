@@ -50,6 +50,7 @@
 // context carries (facts_of). The data file (archperf.toml) holds the events, the register
 // format and the modifiers; the geometry and the probe are code, because they come from CPUID.
 #include "archperf.hpp"
+#include "x86_sampling.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
@@ -180,7 +181,7 @@ class ArchPerfBackend final : public Backend {
     for (const auto& a : set) {
       if (is_metric(*a.counter)) continue;  // fixed counter 3's field, below
       if (a.counter->kind == CounterKind::fixed) {
-        fixed_ctrl |= (a.encoding->fixed_control & 0x7) << (4 * a.counter->index);
+        fixed_ctrl |= (a.encoding->fixed_control & 0xF) << (4 * a.counter->index);  // OS, USR, AnyThread, PMI
       }
     }
     status = enable_bits(set);
@@ -190,7 +191,10 @@ class ArchPerfBackend final : public Backend {
       if (any_fixed) regs.write(kFixedCtrCtrl, fixed_ctrl);
       regs.write(kGlobalOvfCtrl, status);  // clear stale overflow bits of the counters we use
     }
+    x86_sampling::program_reloads(regs, set);  // the PMI handler's reloads (period=)
   }
+
+  const ProfilingDriver* profiling() const noexcept override { return &sampling_; }
 
   void start(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
     if (contains(ctx.pmu.registers, kGlobalCtrl)) {
@@ -213,7 +217,7 @@ class ArchPerfBackend final : public Backend {
 
   std::uint64_t read_counter(RegisterFile& regs, const PmuContext& ctx, const CounterInfo& c) const override {
     if (is_metric(c)) return read_metric(regs, ctx.pmu, c);
-    return regs.read(c.counter_msr) & c.width_mask();
+    return x86_sampling::events(regs, c, regs.read(c.counter_msr) & c.width_mask());
   }
 
   void write_counter(RegisterFile& regs, const PmuContext& ctx, const CounterInfo& c, std::uint64_t value) const override {
@@ -230,7 +234,7 @@ class ArchPerfBackend final : public Backend {
       return;
     }
     const std::uint64_t mask = c.width_mask();
-    value &= mask;
+    value = x86_sampling::preset(regs, c, value) & mask;  // a sampling counter starts at -period
     if (c.kind == CounterKind::fixed) {  // full width; bits above it must be written as zeros
       regs.write(c.counter_msr, value);
       return;
@@ -269,11 +273,13 @@ class ArchPerfBackend final : public Backend {
     }
     return bits;
   }
+
+  x86_sampling::Driver sampling_;
 };
 
 }  // namespace
 
-const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "archperf", 0,
+const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "archperf", kBackendProfiles,
                                         &make_backend<ArchPerfBackend>};
 
 }  // namespace pmc::archperf

@@ -3,6 +3,7 @@
 // event's fixed counter (archperf.cpp, "The encoding"). Facts: docs/hardware/archperf.md
 // sections 3 and 7.
 #include "archperf.hpp"
+#include "x86_sampling.hpp"
 
 #include <pmc/error.hpp>
 
@@ -23,6 +24,7 @@ namespace {
 constexpr std::uint64_t kFixedOs = 1;
 constexpr std::uint64_t kFixedUsr = 2;
 constexpr std::uint64_t kFixedAny = 4;
+constexpr std::uint64_t kFixedPmi = 8;  // IA32_FIXED_CTR_CTRL bit 4i+3: a PMI at overflow
 
 // The architectural events: EBX bit i is event i (fact sheet 7a; Linux union cpuid10_ebx), with
 // the names archperf.toml gives them. Only those events are checked against EBX: a model's
@@ -191,7 +193,7 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   const EventCatalog& catalog = ctx.catalog;
   const PmuInfo& pmu = ctx.pmu;
   const Facts f = facts_of(ctx.cpu);
-  const EventSpec& spec = given;
+  const EventSpec spec = x86_sampling::without_period(given);  // step 5 reads period=
   const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
   // 1. Architectural events CPUID does not offer (checked before the catalog's CPU tags, so
@@ -254,6 +256,17 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
                       ((e.config & bits.any) ? kFixedAny : 0);
   e.config |= bits.en;
   e.interrupt = false;
+
+  // 5. Sampling (docs/hardware/archperf.md section 4a): period=N sets INT on a general counter
+  //    and the PMI bit of a fixed counter's field; the driver presets -N, which IA32_PMCx takes
+  //    as 32 bits sign-extended, so N is at most 2^31 - 1 whatever counter the event gets.
+  const std::uint64_t period = x86_sampling::period_of(
+      given, (1ull << 31) - 1, "a general counter can be preset for (IA32_PMCx takes EAX[31:0] sign-extended)");
+  if (period != 0) {
+    e.config |= bits.intr;
+    e.fixed_control |= kFixedPmi;
+  }
+  x86_sampling::set_sampling(e, given, period);
   return e;
 }
 

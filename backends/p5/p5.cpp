@@ -13,7 +13,8 @@
 //    the Pentium, counters must be started and stopped in numerical order"), which the SDK's
 //    driver does for every PMU.
 //  - No interrupt on overflow; counters are 40 bits, read with RDMSR, or RDPMC on MMX parts
-//    that erratum 74 does not affect (the p5mmx tag's counter group has an RDPMC index).
+//    that erratum 74 does not affect (the p5mmx tag's counter group has an RDPMC index). So no
+//    sampling: `period=` is refused naming the event and that reason (docs/profiling.md).
 //  - The MMX events mean different things on CTR0 and CTR1: two catalog entries per code, each
 //    bound to its counter.
 // Raw events, rXX with XX the ES code (1 or 2 hex digits), take the same modifiers; the reserved
@@ -51,6 +52,15 @@ std::optional<std::uint64_t> raw_code(const EventSpec& spec) {
 class P5Backend final : public Backend {
  public:
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
+    // Sampling needs an interrupt at overflow, which the P5 does not have (p5.md sections 2,
+    // 3.2 and 4): refused before anything else, naming the event and why.
+    if (const EventModifier* m = spec.modifier("period"))
+      throw Error(errc::not_supported,
+                  event_error(spec, m->column,
+                              fmt::format("{} cannot be sampled (period=): the Pentium's counters cannot interrupt on "
+                                          "overflow, CESR's PC bit only makes the PM0/PM1 pin signal it; count the "
+                                          "event without period=, or sample cpu-clock:period=N under access \"perf\"",
+                                          spec.name)));
     const std::optional<std::uint64_t> code =
         ctx.catalog.find(spec.name, ctx.pmu.cpu_tag) ? std::nullopt : raw_code(spec);
     if (!code) return encode_with_catalog(spec, ctx.catalog, ctx.pmu);

@@ -19,6 +19,12 @@
 //    cleared it; 0x1A0 is among the registers the driver may touch on "pm" only (p6.toml).
 //  - Counter constraints (FLOPS, FP_COMP_OPS_EXE, CYCLES_DIV_BUSY on counter 0; FP_ASSIST, MUL,
 //    DIV on counter 1) are data in p6.toml; the scheduler is generic.
+//  - Sampling (backends/common/x86_sampling.hpp; p6.md section 4a): `period=N` sets INT (bit 20)
+//    and presets the counter to -N, so N is at most 2^31 - 1 (the preset keeps bits 31:0 and
+//    sign-extends bit 31). The PMI handler reloads -N at each overflow and records the
+//    interrupted PC and mode; the ProfilingDriver reads them (access "sim").
+#include "x86_sampling.hpp"
+
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
 
@@ -68,8 +74,23 @@ std::uint64_t selection(std::span<const Assignment> set, unsigned index) {
   return 0;
 }
 
+// The largest sampling period: a preset of -N keeps bits 31:0 and copies bit 31 up (p6.md section 4).
+constexpr std::uint64_t kMaxPeriod = (1ull << 31) - 1;
+
 class P6Backend final : public Backend {
  public:
+  const ProfilingDriver* profiling() const noexcept override { return &sampling_; }
+
+  Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
+    Encoding e = encode_with_catalog(x86_sampling::without_period(spec), ctx.catalog, ctx.pmu);
+    e.event = spec.text;
+    const std::uint64_t period = x86_sampling::period_of(
+        spec, kMaxPeriod, "a P6 counter can be preset for (a write keeps bits 31:0 and sign-extends bit 31)");
+    if (period != 0) ctx.catalog.format().set(e.config, "int", 1);  // INT: a PMI at each overflow (p6.md section 3)
+    x86_sampling::set_sampling(e, spec, period);
+    return e;
+  }
+
   Match probe(const CpuInfo& cpu, const EventCatalog& data) const override {
     if (cpu.is_intel() && cpu.family == 6 && cpu.arch.version > 0)
       return Match{0,
@@ -109,6 +130,7 @@ class P6Backend final : public Backend {
     // PerfEvtSel0 without EN: nothing counts until start().
     for (const CounterInfo& c : ctx.pmu.counters)
       if (c.kind == CounterKind::general) regs.write(c.control_msr, selection(set, c.index));
+    x86_sampling::program_reloads(regs, set);
   }
 
   void start(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set) const override {
@@ -122,7 +144,12 @@ class P6Backend final : public Backend {
     regs.write(counter0(ctx.pmu).control_msr, selection(set, 0));
   }
 
+  std::uint64_t read_counter(RegisterFile& regs, const PmuContext& ctx, const CounterInfo& c) const override {
+    return x86_sampling::events(regs, c, Backend::read_counter(regs, ctx, c));
+  }
+
   void write_counter(RegisterFile& regs, const PmuContext&, const CounterInfo& c, std::uint64_t value) const override {
+    value = x86_sampling::preset(regs, c, value);  // a sampling counter starts at -period
     // 2^width - 2^31, written so that a 64-bit counter does not shift by 64
     const std::uint64_t high_start = c.width_mask() - ((1ull << 31) - 1);
     value &= c.width_mask();
@@ -133,11 +160,14 @@ class P6Backend final : public Backend {
                               c.index, value, c.width - 1, c.width));
     regs.write(c.counter_msr, value & 0xFFFFFFFFull);
   }
+
+ private:
+  x86_sampling::Driver sampling_;
 };
 
 }  // namespace
 
-const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "p6", 0,
+const pmc_backend_descriptor descriptor{kAbiVersion, sizeof(pmc_backend_descriptor), "p6", kBackendProfiles,
                                         &make_backend<P6Backend>};
 
 }  // namespace pmc::p6

@@ -21,6 +21,11 @@ struct Encoding {
   std::optional<unsigned> fixed;      // fixed counter that can count it, if any
   std::uint64_t fixed_control = 0;    // control bits for the fixed counter, if any
   bool interrupt = false;             // overflow interrupt requested
+  // Sampling: a counter-overflow interrupt every `period` events (the event's `period=N`), which
+  // the driver reloads the counter for and whose interrupted PC its handler records
+  // (docs/profiling.md, "Sampling on each backend"); 0: counting only.
+  std::uint64_t period = 0;
+  unsigned precise = 0;               // :p, :pp, :ppp on a sampling event: perf's precise_ip (0-3)
   bool merge = false;                 // needs an even counter and its odd neighbour
   std::uint64_t granularity = 1;      // counts are multiples of this (interrupt-counting PMUs)
   std::string extra;                  // extra register name ("offcore_rsp"), "" when none

@@ -41,9 +41,10 @@ struct PMC_API Segment {
   std::uint64_t cycles = 0;
   Mode mode = Mode::user;
   bool halted = false;               // unhalted-cycle events do not advance
-  // Alpha 21064 extras (x86 models ignore them).
-  unsigned ipl = 0;
-  std::uint64_t pc_begin = 0, pc_end = 0;  // PCs executed, evenly spread over [begin, end)
+  unsigned ipl = 0;                  // the Alpha 21064's interrupt priority level (x86 models ignore it)
+  // PCs executed, evenly spread over [begin, end): where a model that samples (the Alpha, P6,
+  // archperf and AMD models) takes an interrupt in this segment.
+  std::uint64_t pc_begin = 0, pc_end = 0;
   unsigned cpu = 0;                  // the CPU that runs the segment
   std::uint64_t pid = 0;             // the process running (0: none, the kernel's own)
   std::uint64_t parent = 0;          // pid was forked from this process (0: not said)
@@ -100,8 +101,8 @@ class PMC_API Workload {
   [[nodiscard]] std::uint64_t total(std::string_view signal) const;
 
  private:
-  // 24 bytes a segment, plus 16 a signal; the PC range and the process, which only the Alpha
-  // model reads, live apart (32 bytes) and only for the segments that have them.
+  // 24 bytes a segment, plus 16 a signal; the PC range and the process, which only the models
+  // that sample read, live apart (32 bytes) and only for the segments that have them.
   struct Record {
     std::uint64_t cycles;
     std::uint32_t first;             // into signals_

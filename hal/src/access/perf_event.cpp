@@ -62,6 +62,8 @@ PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
   if (!e.extra.empty()) p.config1 = e.extra_value;
   p.exclude_user = !user;
   p.exclude_kernel = !kernel;
+  p.sample_period = e.period;
+  p.precise_ip = e.precise;
   return p;
 }
 

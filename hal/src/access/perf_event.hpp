@@ -47,6 +47,7 @@ struct PerfEventSpec {
   // Sampling (the HAL clock events' `period=N`): a sample (PERF_SAMPLE_IP) every N of the
   // event's units, written to the event's mmap ring buffer; 0: counting only.
   std::uint64_t sample_period = 0;
+  unsigned precise_ip = 0;      // a sampling PMU event's :p/:pp/:ppp (perf_event_attr.precise_ip)
   // "task-clock, software" or "INST_RETIRED, raw 0xc0": how messages name it.
   [[nodiscard]] std::string describe() const;
 };
@@ -57,7 +58,8 @@ struct PerfEventSpec {
 // catalog's register format (usr, os, en, int); bits 16, 17, 22 and 20 when it has none. A
 // fixed-counter-only event uses the Linux pseudo-encoding of its fixed counter. An event that
 // needs an extra register passes its value as config1, where Linux's Intel PMU takes the
-// offcore response, load latency and frontend values (it chooses the MSR itself). Pure.
+// offcore response, load latency and frontend values (it chooses the MSR itself). An event given
+// period=N samples: sample_period N, precise_ip its :p/:pp/:ppp. Pure.
 PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
 
 // Linux's top-down events on Intel cores (arch/x86/include/asm/perf_event.h): the slots

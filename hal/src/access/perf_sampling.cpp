@@ -54,6 +54,7 @@ std::vector<PerfAccess::SampleFd> PerfAccess::open_sampler(const PerfEventSpec& 
       for (int cpu : on) {
         perf_event_attr attr = perf_attr(event);
         attr.sample_period = event.sample_period;
+        attr.precise_ip = event.precise_ip & 3u;  // :p, :pp, :ppp of a PMU event
         attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (callchain_ ? PERF_SAMPLE_CALLCHAIN : 0);
         if (first) attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = attr.task = 1;
         attr.inherit = inherit;

@@ -24,10 +24,12 @@ std::string event_error(const EventSpec& spec, std::size_t column, std::string_v
 namespace {
 
 // Bare lower-case flags that are modifiers rather than unit masks (libpfm4 reads ":u" as
-// "u=1"). Unit masks are matched case-insensitively, so a MESI "I" must be written in upper
-// case to be told apart from the invert flag "i".
+// "u=1"; perf's precision of a sampled event is ":p", ":pp" or ":ppp"). Unit masks are matched
+// case-insensitively, so a MESI "I" must be written in upper case to be told apart from the
+// invert flag "i".
 bool is_flag_modifier(std::string_view part) {
-  return part == "u" || part == "k" || part == "e" || part == "i" || part == "t";
+  return part == "u" || part == "k" || part == "e" || part == "i" || part == "t" || part == "p" || part == "pp" ||
+         part == "ppp";
 }
 
 bool is_name_char(char c) {  // ASCII, whatever the locale

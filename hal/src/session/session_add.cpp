@@ -51,6 +51,8 @@ void SessionImpl::add_specs(const std::vector<EventSpec>& specs) {
     check_backend_event(specs[i]);
     const DefaultEvent* d = ctx->default_event(specs[i].text);
     pmu_events.push_back(d ? d->encoding : encode(specs[i]));
+    if (pmu_events.back().period != 0 && ctx->access != AccessKind::sim && ctx->access != AccessKind::perf)
+      refuse_sampling(specs[i]);
     if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
       throw Error(errc::not_supported,
                   fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
@@ -281,6 +283,17 @@ void SessionImpl::open_msr(const EventSpec& spec) {
   registers_ = std::make_unique<RegisterAccess>(ctx, std::move(regs), options);
 }
 
+// A backend event given period=N samples at its counter's overflow interrupt, which only a
+// driver in the kernel can take: the simulated machine's (access "sim") or Linux perf's (access
+// "perf", sample_period); access "msr" has none.
+void SessionImpl::refuse_sampling(const EventSpec& spec) const {
+  throw Error(errc::not_supported,
+              fmt::format("event '{}': period= samples at the counter's overflow interrupt, which access '{}' cannot "
+                          "receive in user space (the PMI goes to the kernel's handler); sample with access \"perf\" "
+                          "(the kernel's handler) or a simulated workload (access \"sim\")",
+                          spec.text, access_name(ctx->access)));
+}
+
 // Access "perf" (check_backend_event refused a dump's CPU): the kernel programs the counters
 // from the raw encoding. Scheduling still runs, so a set the PMU cannot hold at once is refused
 // with the same message as on the other accesses (one group would never be scheduled), and
@@ -346,6 +359,7 @@ void SessionImpl::add_perf_event(const EventSpec& spec, Encoding enc) {
     if (fresh) perf_.reset();
     throw;
   }
+  if (enc.period) ++sampling_events_;  // sampled by perf: sample_period, precise_ip
   encodings.push_back(std::move(enc));
   backend_events_.push_back(encodings.size() - 1);
   backend_groups_.push_back(next_group_);

@@ -89,6 +89,7 @@ class SessionImpl {
   [[nodiscard]] Entry open_hal_event(const HalEvent& event);  // opened, not yet a reading
   void commit_hal_event(HalEvent event, const Entry& entry);
   void add_perf_event(const EventSpec& spec, Encoding enc);
+  [[noreturn]] void refuse_sampling(const EventSpec& spec) const;
   // An unknown event name: the not_found error with the nearest names this session knows.
   [[noreturn]] void unknown_event(const EventSpec& spec, const std::string& what) const;
   [[nodiscard]] bool known_name(const EventSpec& spec) const;

@@ -76,9 +76,24 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
   }
   // A segment of more chunks than this is fast-forwarded (below) when it can be.
   constexpr std::uint64_t kChunksBeforeFastForward = 64;
-  // Runs `chunk` cycles of the segment, then folds the counters.
+  // The segment being run, as the workload gives it: its PCs and length, and the cycles of it
+  // run so far.
+  std::uint64_t pc_begin = 0, pc_end = 0, whole = 0, done = 0;
+  // Runs `chunk` cycles of the segment, then folds the counters. A chunk of cycles [o, o + L) of
+  // a segment of N cycles over pc = [b, e) runs over [b + floor(o (e - b) / N),
+  // b + floor((o + L) (e - b) / N)) (at least one byte), so that the PC a device gives a cycle
+  // (docs/workload-format.md, `pc`) is about the one it has in the whole segment.
   auto run_chunk = [&](Segment& segment, std::uint64_t cycles) {
     segment.cycles = cycles;
+    if (pc_begin < pc_end && cycles != whole) {
+      __extension__ typedef unsigned __int128 u128;  // cycles x bytes
+      const auto at = [&](std::uint64_t c) {
+        return pc_begin + static_cast<std::uint64_t>(static_cast<u128>(c) * (pc_end - pc_begin) / whole);
+      };
+      segment.pc_begin = at(done);
+      segment.pc_end = std::max(at(done + cycles), segment.pc_begin + 1);
+    }
+    done += cycles;
     device.run(segment);
     regs.advance(cycles);  // the session's time; the next set when the slice is over
     target.poll();
@@ -129,6 +144,10 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
       // where every segment, read from a file or built by the emulation layer, meets the device.
       Segment segment = names ? names->apply(workload.segment(index)) : workload.segment(index);
       if (segment.cycles == 0) continue;
+      pc_begin = segment.pc_begin;
+      pc_end = segment.pc_end;
+      whole = segment.cycles;
+      done = 0;
       run.cycles += segment.cycles;
       if (!device.executes(segment)) run.cycles_not_counted += segment.cycles;
       // A 64-bit counter needs no split: its fold modulo 2^64 is the 64-bit total's own

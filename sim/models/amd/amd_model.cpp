@@ -122,6 +122,7 @@ AmdDevice::AmdDevice(const CpuInfo& cpu) : family_(cpu.family), cpu_(describe(cp
                             cpu_, cpu.family));
   ext_core_ = cpu.amd.perfctr_core;
   v2_ = cpu.amd.perfmon_v2;
+  pmi().set_mask_on_delivery(!v2_);  // PerfMonV2: the APIC does not mask LVTPC on a PMI [4]
   n_ = 4;
   if (ext_core_) n_ = v2_ && cpu.amd.v2_core_counters != 0 ? cpu.amd.v2_core_counters : 6;
   if (v2_ && cpu.max_ext_leaf >= 0x80000022)
@@ -232,6 +233,7 @@ namespace {
 }  // namespace
 
 std::uint64_t AmdDevice::read(std::uint32_t msr) {
+  if (std::uint64_t v = 0; pmi().read(msr, v)) return v;  // LVTPC, the PMI handler [4a]
   const Decoded d = decode(msr);
   switch (d.reg) {
     case Reg::ctl: return ctl_[d.index];
@@ -263,6 +265,7 @@ std::string AmdDevice::signal_of(const Encoding& encoding) const {
 }
 
 void AmdDevice::write(std::uint32_t msr, std::uint64_t value) {
+  if (pmi().write(msr, value)) return;  // LVTPC, the PMI handler [4a]
   const Decoded d = decode(msr);
   const std::string reg = ext_core_ && msr >= kPerfCtl0 ? fmt::format("PERF_{}{}", d.reg == Reg::ctl ? "CTL" : "CTR", d.index)
                           : d.reg == Reg::ctl           ? fmt::format("PerfEvtSel{}", d.index)
@@ -344,36 +347,48 @@ bool AmdDevice::merge_partner(unsigned i) const {
 
 void AmdDevice::run(const Segment& segment) {
   if (segment.cycles == 0) return;
+  const bool handled = pmi().sampling();  // the simulated PMI handler takes the PMIs [4a]
+  u128 pmis = 0;
   for (unsigned i = 0; i < n_; ++i)
-    if (!merge_partner(i)) count(i, segment);  // a partner counts its even counter's wraps
+    if (!merge_partner(i)) pmis += count(i, segment, handled);  // a partner counts its even counter's wraps
+  pmi().raised(pmis);
 }
 
-void AmdDevice::count(unsigned i, const Segment& segment) {
+u128 AmdDevice::count(unsigned i, const Segment& segment, bool handled) {
   const std::uint64_t sel = ctl_[i];
-  if (!enabled(i)) return;
-  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
+  if (!enabled(i)) return 0;
+  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return 0;
   // [U] A host with no guest: GuestOnly alone never counts; both bits count as neither [3.3].
-  if ((sel & kGuestOnly) != 0 && (sel & kHostOnly) == 0) return;
+  if ((sel & kGuestOnly) != 0 && (sel & kHostOnly) == 0) return 0;
   // Family 15h: an event on a counter that cannot count it counts nothing [5.2, 5.3].
-  if (family_ == 0x15 && ((f15h_counters(event_code(sel), unit_mask(sel)) >> i) & 1u) == 0) return;
+  if (family_ == 0x15 && ((f15h_counters(event_code(sel), unit_mask(sel)) >> i) & 1u) == 0) return 0;
   u128 k = segment.per_cycle(raw_[i]);
   if (generic_[i]) k += segment.per_cycle(*generic_[i]);
-  const counting::Advance step =
-      counting::advance(ctr_[i], kWidth, segment.cycles, k, counting::evtsel::filter(sel), asserted_[i]);
+  // With INT and the simulated handler running, each overflow is a sample and a reload [4a].
+  const x86::Increments inc = x86::increments(segment.cycles, k, counting::evtsel::filter(sel), asserted_[i]);
+  const x86::CounterStep step = pmi().advance(i, ctr_[i], kWidth, segment, inc, raises_pmi(i));
   ctr_[i] = step.value;
-  overflow(i, step.wraps);
+  u128 pmis = overflow(i, step.wraps, handled);
   // The odd partner with the merge event counts the wraps: N + 2^48 (N+1) [5.3 item 5].
   if (step.wraps != 0 && i + 1 < n_ && merge_partner(i + 1)) {
     const u128 total = static_cast<u128>(ctr_[i + 1]) + step.wraps;
     ctr_[i + 1] = static_cast<std::uint64_t>(total & width_mask(kWidth));
-    overflow(i + 1, total >> kWidth);
+    pmis += overflow(i + 1, total >> kWidth, handled);
   }
+  return pmis;
 }
 
-void AmdDevice::overflow(unsigned i, u128 wraps) {
-  if (wraps == 0) return;
-  if (v2_) global_status_ |= 1ull << i;  // [4] PerfMonV2: GlobalStatus[i], INT or not
-  if (counting::evtsel::interrupts(ctl_[i]) && apic_) raise_pmis(wraps);
+// Counter i raises a PMI at each overflow: INT, and a local APIC to send it (item 14).
+bool AmdDevice::raises_pmi(unsigned i) const { return counting::evtsel::interrupts(ctl_[i]) && apic_; }
+
+u128 AmdDevice::overflow(unsigned i, u128 wraps, bool handled) {
+  if (wraps == 0) return 0;
+  // [4] PerfMonV2: GlobalStatus[i], INT or not; the simulated handler, when it takes the PMI,
+  // clears it again through PerfCntrGlobalStatusClr [4a].
+  if (v2_ && !(raises_pmi(i) && handled)) global_status_ |= 1ull << i;
+  if (!raises_pmi(i)) return 0;
+  raise_pmis(wraps);
+  return wraps;
 }
 
 }  // namespace pmc::sim

@@ -46,7 +46,11 @@
 // constraints describe the hardware]; codes the table does not list count on any counter [U].
 // The counter wraps from 2^48 - 1 to 0; each wrap with INT raises one interrupt (interrupts()),
 // except on K7 model 1, which has no local APIC (item 14); with PerfMonV2 each wrap sets
-// GlobalStatus[i], INT or not [I from amd.md 4: "set on overflow of counter i"].
+// GlobalStatus[i], INT or not [I from amd.md 4: "set on overflow of counter i"]. The PMI goes
+// through LVTPC (FEE00340H) to the simulated PMI handler a driver installs to sample
+// (sim/models/common/x86_pmi.hpp; amd.md 4a): delivered when LVTPC is unmasked, which masks it
+// again unless the handler runs; the handler records the sample, reloads the counter and clears
+// its GlobalStatus bit (PerfCntrGlobalStatusClr).
 //
 // Merged pairs (amd.md 5.3 item 5, Zen: family 17h and later, Hygon included): an odd counter
 // N+1 whose PERF_CTL holds the merge event PMCxFFF (0xF_0000_00FF) with EN (and, with PerfMonV2,
@@ -135,8 +139,11 @@ class AmdDevice final : public X86Device {
   [[nodiscard]] bool enabled(unsigned i) const;
   [[nodiscard]] bool merge_partner(unsigned i) const;
   void select(unsigned i, std::uint64_t value);
-  void count(unsigned i, const Segment& segment);
-  void overflow(unsigned i, counting::u128 wraps);
+  // A counter through a segment, and its overflows: the PMIs raised (`handled`: the simulated
+  // PMI handler takes them, x86_pmi.hpp).
+  counting::u128 count(unsigned i, const Segment& segment, bool handled);
+  counting::u128 overflow(unsigned i, counting::u128 wraps, bool handled);
+  [[nodiscard]] bool raises_pmi(unsigned i) const;
 
   // Geometry.
   unsigned family_ = 0;

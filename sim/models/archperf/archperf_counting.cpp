@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 namespace pmc::sim {
@@ -147,12 +149,76 @@ void ArchPerfDevice::run(const Segment& segment) {
   // v4+: CTR_Frz stops every counter until cleared through STATUS_RESET [4]. Frozen cycles are
   // not counted cycles: they leave the edge detectors alone.
   if (version_ >= 4 && (global_status_ & kCtrFrz) != 0) return;
+  // Freeze on PMI [4a]: the first PMI raised freezes the PMU once its cycle is over, unless the
+  // simulated handler takes it (it undoes the freeze as a driver does, in no time). The
+  // segment is cut after that cycle, and the rest runs frozen.
+  const bool freezes = freeze_on_pmi() && !pmi().sampling();
+  if (freezes) {
+    if (const auto first = first_pmi(segment); first && *first + 1 < segment.cycles) {
+      Segment head = segment, tail = segment;
+      head.cycles = *first + 1;
+      tail.cycles = segment.cycles - head.cycles;
+      if (segment.pc_begin < segment.pc_end) {  // the PCs of each part, as the whole has them
+        const auto at = [&](std::uint64_t c) {
+          return segment.pc_begin +
+                 static_cast<std::uint64_t>(static_cast<u128>(c) * (segment.pc_end - segment.pc_begin) / segment.cycles);
+        };
+        head.pc_end = std::max(at(head.cycles), head.pc_begin + 1);
+        tail.pc_begin = at(head.cycles);
+        tail.pc_end = std::max(segment.pc_end, tail.pc_begin + 1);
+      }
+      run(head);  // ends with the freeze
+      run(tail);
+      return;
+    }
+  }
+  const bool handled = pmi().sampling();
+  u128 pmis = 0;
   for (unsigned i = 0; i < gp_end_; ++i)
-    if (has_gp(i)) count_gp(i, segment);
+    if (has_gp(i)) pmis += count_gp(i, segment, handled);
   // PERF_METRICS first: it asks whether fixed counter 3 counts the segment, not what it holds.
   if (metric_bytes_ != 0) count_metrics(segment);
   for (unsigned i = 0; i < kMaxFixed; ++i)
-    if (has_fixed(i)) count_fixed(i, segment);
+    if (has_fixed(i)) pmis += count_fixed(i, segment, handled);
+  pmi().raised(pmis);
+  if (freezes && pmis != 0) freeze();
+}
+
+// DEBUGCTL.FREEZE_PERFMON_ON_PMI, version 2 on [4a].
+bool ArchPerfDevice::freeze_on_pmi() const { return version_ >= 2 && (debugctl_ & kFreezePerfmonOnPmi) != 0; }
+
+// The freeze at a PMI [4a]: versions 2 and 3 clear GLOBAL_CTRL's enables; version 4 on sets
+// CTR_Frz in GLOBAL_STATUS instead (the "streamlined" freeze), which stops every counter until
+// STATUS_RESET clears it.
+void ArchPerfDevice::freeze() {
+  if (version_ >= 4) global_status_ |= kCtrFrz;
+  else global_ctrl_ = 0;
+}
+
+// The cycle of the segment in which the first PMI is raised: the earliest overflow of a counter
+// with INT / PMI that counts the segment; nothing changes.
+std::optional<std::uint64_t> ArchPerfDevice::first_pmi(const Segment& segment) const {
+  std::optional<std::uint64_t> first;
+  auto earliest = [&](std::optional<std::uint64_t> c) {
+    if (c && (!first || *c < *first)) first = c;
+  };
+  for (unsigned i = 0; i < gp_end_; ++i) {
+    if (!has_gp(i) || !counting::evtsel::interrupts(evtsel_[i])) continue;
+    const auto k = gp_rate(i, segment);
+    if (!k) continue;
+    bool asserted = asserted_[i];
+    earliest(x86::PmiUnit::first_overflow(
+        pmc_[i], gp_width_, x86::increments(segment.cycles, *k, counting::evtsel::filter(evtsel_[i]), asserted)));
+  }
+  for (unsigned i = 0; i < kMaxFixed; ++i) {
+    if (!has_fixed(i) || ((fixed_ctrl_ >> (kBlockBits * i)) & kFixedPmi) == 0) continue;
+    const auto k = fixed_rate(i, segment);
+    if (!k) continue;
+    bool no_edge = false;
+    earliest(x86::PmiUnit::first_overflow(fixed_[i], fixed_width_,
+                                          x86::increments(segment.cycles, *k, counting::Filter{}, no_edge)));
+  }
+  return first;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,45 +269,60 @@ void ArchPerfDevice::write_perf_metrics(std::uint64_t value) {
   for (unsigned k = 0; k < metric_bytes_; ++k) metric_acc_[k] = static_cast<u128>((value >> (8 * k)) & 0xFF) * fixed_[3];
 }
 
-void ArchPerfDevice::count_gp(unsigned i, const Segment& segment) {
+// GP counter i's events per cycle of the segment, or nullopt when it does not count it: EN,
+// then (v2+) GLOBAL_CTRL[i], then USR (CPL 1-3; the workload's user mode is CPL 3) or OS (CPL 0) [4].
+std::optional<u128> ArchPerfDevice::gp_rate(unsigned i, const Segment& segment) const {
   const std::uint64_t sel = evtsel_[i];
-  // EN, then (v2+) GLOBAL_CTRL[i], then USR (CPL 1-3; the workload's user mode is CPL 3) or OS
-  // (CPL 0) [4].
-  if (!x86::enabled(sel)) return;
-  if (has_global() && ((global_ctrl_ >> i) & 1U) == 0) return;
-  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
-
+  if (!x86::enabled(sel)) return std::nullopt;
+  if (has_global() && ((global_ctrl_ >> i) & 1U) == 0) return std::nullopt;
+  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return std::nullopt;
   // The signal was worked out when the event select (or its offcore MSR) was written.
-  const u128 k = gp_counts_[i] ? per_cycle(segment, gp_signal_[i]) : u128{0};
-
-  // AnyThread (bit 21) counts like a plain event: the model is a single logical processor [U].
-  const counting::Advance step = counting::advance(pmc_[i], gp_width_, segment.cycles, k,
-                                                   counting::evtsel::filter(sel), asserted_[i]);
-  pmc_[i] = step.value;
-  overflow(i, counting::evtsel::interrupts(sel), step.wraps);
+  return gp_counts_[i] ? per_cycle(segment, gp_signal_[i]) : u128{0};
 }
 
-void ArchPerfDevice::count_fixed(unsigned i, const Segment& segment) {
+// Fixed counter i's: its enable field, 1 OS (CPL 0), 2 USR (CPL > 0), 3 both; and GLOBAL_CTRL[32+i] [3, 4].
+std::optional<u128> ArchPerfDevice::fixed_rate(unsigned i, const Segment& segment) const {
   const std::uint64_t block = (fixed_ctrl_ >> (kBlockBits * i)) & 0xF;
-  // Enable field: 1 OS (CPL 0), 2 USR (CPL > 0), 3 both; and GLOBAL_CTRL[32+i] [3, 4].
-  if ((block & (segment.mode == Mode::user ? kFixedUsr : kFixedOs)) == 0) return;
-  if (((global_ctrl_ >> (kFixedBit0 + i)) & 1U) == 0) return;
+  if ((block & (segment.mode == Mode::user ? kFixedUsr : kFixedOs)) == 0) return std::nullopt;
+  if (((global_ctrl_ >> (kFixedBit0 + i)) & 1U) == 0) return std::nullopt;
   // Fixed counters have no event select and no filter; they count their event whatever EBX
   // says about its GP twin [U]. Fixed counter 3: slots_per_cycle.
-  const u128 k = i == 3 ? slots_per_cycle(segment, fixed_signal_[3], slot_width_) : per_cycle(segment, fixed_signal_[i]);
-  bool no_edge = false;
-  const counting::Advance step =
-      counting::advance(fixed_[i], fixed_width_, segment.cycles, k, counting::Filter{}, no_edge);
-  fixed_[i] = step.value;
-  overflow(kFixedBit0 + i, (block & kFixedPmi) != 0, step.wraps);
+  return i == 3 ? slots_per_cycle(segment, fixed_signal_[3], slot_width_) : per_cycle(segment, fixed_signal_[i]);
 }
 
-void ArchPerfDevice::overflow(unsigned status_bit, bool pmi, counting::u128 wraps) {
-  if (wraps == 0) return;
-  // v2+: the overflow sets GLOBAL_STATUS whether or not a PMI is requested [4, U (recommended)].
-  if (has_global()) global_status_ |= std::uint64_t{1} << status_bit;
+u128 ArchPerfDevice::count_gp(unsigned i, const Segment& segment, bool handled) {
+  const auto k = gp_rate(i, segment);
+  if (!k) return 0;
+  const std::uint64_t sel = evtsel_[i];
+  // AnyThread (bit 21) counts like a plain event: the model is a single logical processor [U].
+  const bool interrupt = counting::evtsel::interrupts(sel);
+  const x86::Increments inc = x86::increments(segment.cycles, *k, counting::evtsel::filter(sel), asserted_[i]);
+  const x86::CounterStep step = pmi().advance(i, pmc_[i], gp_width_, segment, inc, interrupt);
+  pmc_[i] = step.value;
+  return overflow(i, interrupt, handled, step.wraps);
+}
+
+u128 ArchPerfDevice::count_fixed(unsigned i, const Segment& segment, bool handled) {
+  const auto k = fixed_rate(i, segment);
+  if (!k) return 0;
+  const bool interrupt = ((fixed_ctrl_ >> (kBlockBits * i)) & kFixedPmi) != 0;
+  bool no_edge = false;
+  const x86::Increments inc = x86::increments(segment.cycles, *k, counting::Filter{}, no_edge);
+  const x86::CounterStep step = pmi().advance(kFixedBit0 + i, fixed_[i], fixed_width_, segment, inc, interrupt);
+  fixed_[i] = step.value;
+  return overflow(kFixedBit0 + i, interrupt, handled, step.wraps);
+}
+
+// The overflows of the counter whose status bit is `status_bit`; the PMIs they raised.
+u128 ArchPerfDevice::overflow(unsigned status_bit, bool pmi, bool handled, u128 wraps) {
+  if (wraps == 0) return 0;
+  // v2+: the overflow sets GLOBAL_STATUS whether or not a PMI is requested [4, U (recommended)];
+  // the simulated handler, when it takes the PMI, clears it again through STATUS_RESET [4a].
+  if (has_global() && !(pmi && handled)) global_status_ |= std::uint64_t{1} << status_bit;
+  if (!pmi) return 0;
   // Each wrap with INT / the fixed PMI bit raises one PMI through the local APIC LVTPC [4].
-  if (pmi) raise_pmis(wraps);
+  raise_pmis(wraps);
+  return wraps;
 }
 
 }  // namespace pmc::sim

@@ -232,8 +232,6 @@ std::string ArchPerfDevice::missing_reason(std::uint32_t msr) const {
       return "IA32_PERF_GLOBAL_INUSE: " + from_v(4);
     case kPerfMetricsMsr:
       return "MSR_PERF_METRICS: this CPU has no PERF_METRICS (IA32_PERF_CAPABILITIES[15] = 0)";
-    case kDebugCtlMsr:
-      return "IA32_DEBUGCTL: not modelled (no freeze on PMI, no LBRs)";
     default:
       return "not implemented by the archperf PMU model";
   }

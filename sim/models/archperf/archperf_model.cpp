@@ -48,6 +48,8 @@ std::uint64_t ArchPerfDevice::inuse() const {
 }
 
 std::uint64_t ArchPerfDevice::read(std::uint32_t msr) {
+  if (std::uint64_t v = 0; pmi().read(msr, v)) return v;  // LVTPC, the PMI handler [4a]
+  if (msr == kDebugCtlMsr) return debugctl_;
   if (archperf::extra_msr(msr)) {
     const auto it = extra_.find(msr);
     return it == extra_.end() ? 0 : it->second;
@@ -87,6 +89,22 @@ void ArchPerfDevice::write(std::uint32_t msr, std::uint64_t value) {
                : std::string(" (AnyThread is deprecated: CPUID.0AH:EDX[15] = 1)");
   };
 
+  if (pmi().write(msr, value)) return;  // LVTPC, the PMI handler [4a]
+  // IA32_DEBUGCTL: FREEZE_PERFMON_ON_PMI (bit 12) from version 2 [2, 4a]; the model has none of
+  // the register's other features (LBRs, BTF, SMM freeze): their bits are a #GP [U].
+  if (msr == kDebugCtlMsr) {
+    if (const std::uint64_t bad = value & ~(version_ >= 2 ? kFreezePerfmonOnPmi : 0); bad != 0) {
+      const int bit = std::countr_zero(bad);
+      fault("IA32_DEBUGCTL", msr, value,
+            bit == 12 ? fmt::format("FREEZE_PERFMON_ON_PMI (bit 12) exists from version 2; this PMU is version {}",
+                                    version_)
+                      : fmt::format("bit {} set: the model has only FREEZE_PERFMON_ON_PMI (bit 12), no LBRs, BTF "
+                                    "or SMM freeze",
+                                    bit));
+    }
+    debugctl_ = value;
+    return;
+  }
   if (archperf::extra_msr(msr)) {
     extra_[msr] = value;
     // The offcore-response selects read 0x1A6 / 0x1A7: their signal follows the value.

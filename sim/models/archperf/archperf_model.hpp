@@ -90,9 +90,18 @@
 // IA32_FIXED_CTR(ECX[15:0]); anything else (bit 31 "fast", bit 29 metrics, an absent counter) is
 // a #GP, as is CPL > 0 with CR4.PCE = 0.
 //
-// Not modelled: IA32_DEBUGCTL freeze-on-PMI (0x1D9 is a #GP; CTR_Frz/LBR_Frz change only through
-// STATUS_SET/RESET), PEBS/DS, the PERF_METRICS overflow (status bit 48 changes only through
-// STATUS_SET/RESET), the uncore, LVTPC masking, IA32_MISC_ENABLE.
+// Overflow interrupts and freeze on PMI [4a]: LVTPC (FEE00340H) and the simulated PMI handler
+// a driver installs to sample (sim/models/common/x86_pmi.hpp): each PMI raised is delivered
+// when LVTPC is unmasked, which masks it again unless the handler runs; the handler records the
+// sample, reloads the counter and clears its GLOBAL_STATUS bit (STATUS_RESET). IA32_DEBUGCTL
+// (0x1D9) holds bit 12, FREEZE_PERFMON_ON_PMI (writable from version 2; every other bit is
+// reserved in the model: no LBRs, BTF or SMM freeze [U]). With it, the first PMI a segment
+// raises without the handler taking it freezes the PMU at the end of its cycle: versions 2 and 3
+// clear GLOBAL_CTRL, version 4 on sets CTR_Frz (GLOBAL_STATUS bit 59) instead.
+//
+// Not modelled: PEBS/DS, the PERF_METRICS overflow (status bit 48 changes only through
+// STATUS_SET/RESET), LBR_Frz (changes only through STATUS_SET/RESET), the uncore,
+// IA32_MISC_ENABLE.
 #pragma once
 
 #include "x86_pmu.hpp"
@@ -105,6 +114,7 @@
 #include <array>
 #include <map>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -165,14 +175,22 @@ class ArchPerfDevice final : public X86Device {
   // GP counter i's signal, worked out again after a write of its event select or an extra MSR.
   void refresh_signal(unsigned i);
   void init_signals();  // every counter's signal, at reset (the constructor's last step)
-  void count_gp(unsigned i, const Segment& segment);
-  void count_fixed(unsigned i, const Segment& segment);
+  // Counting (archperf_counting.cpp): a counter's events per cycle of a segment (nullopt: it
+  // does not count it), its advance through it (the PMIs raised; `handled`: the simulated
+  // handler takes them), and the freeze on PMI [4a].
+  [[nodiscard]] std::optional<counting::u128> gp_rate(unsigned i, const Segment& segment) const;
+  [[nodiscard]] std::optional<counting::u128> fixed_rate(unsigned i, const Segment& segment) const;
+  counting::u128 count_gp(unsigned i, const Segment& segment, bool handled);
+  counting::u128 count_fixed(unsigned i, const Segment& segment, bool handled);
+  [[nodiscard]] bool freeze_on_pmi() const;
+  [[nodiscard]] std::optional<std::uint64_t> first_pmi(const Segment& segment) const;
+  void freeze();
   // PERF_METRICS [12] (archperf_counting.cpp): the bytes, their advance over a segment, a write.
   [[nodiscard]] std::uint64_t perf_metrics() const;
   void count_metrics(const Segment& segment);
   void write_perf_metrics(std::uint64_t value);
   void clear_metrics();
-  void overflow(unsigned status_bit, bool pmi, counting::u128 wraps);
+  counting::u128 overflow(unsigned status_bit, bool pmi, bool handled, counting::u128 wraps);
 
   // Geometry.
   unsigned version_ = 0;           // 1..5
@@ -213,6 +231,7 @@ class ArchPerfDevice final : public X86Device {
   std::uint64_t fixed_ctrl_ = 0;
   std::uint64_t global_ctrl_ = 0;
   std::uint64_t global_status_ = 0;
+  std::uint64_t debugctl_ = 0;  // IA32_DEBUGCTL: only FREEZE_PERFMON_ON_PMI (bit 12) is modelled
   std::map<std::uint32_t, std::uint64_t> extra_;  // extra_msr() registers written
   // PERF_METRICS: each byte's signal in 1/255 slots, and the slots they are fractions of, since
   // the last reset; the value written, read back while no slot has been counted.

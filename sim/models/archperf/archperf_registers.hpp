@@ -81,6 +81,8 @@ inline constexpr std::uint32_t kRdpmcFast = 1U << 31;
 
 inline constexpr std::uint32_t kPerfMetricsMsr = 0x329;
 inline constexpr std::uint32_t kDebugCtlMsr = 0x1D9;
+// IA32_DEBUGCTL bit 12, FREEZE_PERFMON_ON_PMI [2, 4a].
+inline constexpr std::uint64_t kFreezePerfmonOnPmi = 1ULL << 12;
 
 // How many PMC / PERFEVTSEL / A_PMC addresses a fault message names whatever the CPU (IA32_PMC0..7
 // etc.); beyond that only the CPU's own counters are named (0x1A0, for one, is IA32_MISC_ENABLE,

@@ -7,6 +7,8 @@
 // docs/hardware/archperf.md sections 3-5, docs/hardware/amd.md sections 2.1, 3.1 and 4.
 #pragma once
 
+#include "x86_pmi.hpp"
+
 #include <pmc/sdk/counting.hpp>
 #include <pmc/sdk/model.hpp>
 
@@ -19,6 +21,9 @@ namespace pmc::sim {
 // archperf.md 5, amd.md 4), and each counter wrap with the interrupt enabled raises one PMI
 // through the local APIC LVTPC entry (p6.md 4, archperf.md 4, amd.md 4; the P5 raises none and
 // never calls raise_pmis). The counters, their registers and what they count are the model's.
+// The models that interrupt also hold LVTPC and the simulated PMI handler (x86_pmi.hpp): their
+// read() / write() pass those registers to pmi(), and their counters advance through
+// pmi().advance(), which samples and reloads when the handler runs.
 class X86Device : public Device {
  public:
   // CPL 0..3, else invalid_argument.
@@ -32,8 +37,11 @@ class X86Device : public Device {
   void check_rdpmc_privilege() const;
   // `wraps` more PMIs, saturating at 2^64 - 1.
   void raise_pmis(counting::u128 wraps) { interrupts_ = counting::saturating_add(interrupts_, wraps); }
+  x86::PmiUnit& pmi() { return pmi_; }
+  [[nodiscard]] const x86::PmiUnit& pmi() const { return pmi_; }
 
  private:
+  x86::PmiUnit pmi_;
   unsigned reader_cpl_ = 0;
   bool cr4_pce_ = false;
   std::uint64_t interrupts_ = 0;

@@ -261,6 +261,7 @@ void P6Device::configure(std::string_view setting, std::uint64_t value) {
 }
 
 std::uint64_t P6Device::read(std::uint32_t msr) {
+  if (std::uint64_t v = 0; pmi().read(msr, v)) return v;  // LVTPC, the PMI handler [4]
   switch (msr) {
     case kPerfCtr0: return ctr_[0];
     case kPerfCtr1: return ctr_[1];
@@ -281,6 +282,7 @@ void P6Device::misc_enable_fault(std::string_view op) const {
 }
 
 void P6Device::write(std::uint32_t msr, std::uint64_t value) {
+  if (pmi().write(msr, value)) return;  // LVTPC, the PMI handler [4]
   switch (msr) {
     case kMiscEnable:
       if (!pentium_m_) misc_enable_fault("wrmsr");
@@ -320,29 +322,36 @@ std::uint64_t P6Device::rdpmc(std::uint32_t index) {
 
 void P6Device::run(const Segment& segment) {
   if (segment.cycles == 0) return;
-  for (unsigned i = 0; i < 2; ++i) count(i, segment);
+  counting::u128 pmis = 0;
+  for (unsigned i = 0; i < 2; ++i) pmis += count(i, segment);
+  pmi().raised(pmis);  // one PMI line: the first delivered without the handler masks LVTPC [4]
 }
 
-// Counter i through one segment of N identical cycles, in closed form.
-void P6Device::count(unsigned i, const Segment& segment) {
+// Counter i through one segment of N identical cycles, in closed form; the PMIs it raised.
+counting::u128 P6Device::count(unsigned i, const Segment& segment) {
   const std::uint64_t sel = evtsel_[i];
   // Enable rule [3]: the global EN in PerfEvtSel0, and this counter's USR (CPL 1-3; the workload's
   // user mode is CPL 3) or OS (CPL 0) bit for the segment's mode.
-  if (!x86::enabled(evtsel_[0])) return;
+  if (!x86::enabled(evtsel_[0])) return 0;
   // Pentium M with IA32_MISC_ENABLE bit 7 clear: nothing counts [1; U, see the constructor].
-  if (!perfmon_available_) return;
-  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return;
+  if (!perfmon_available_) return 0;
+  if (!counting::evtsel::counts_at(sel, segment.mode == Mode::user)) return 0;
 
   // CMASK / INV / E and the 40-bit wrap [3, 4], in closed form (counting.hpp, shared with the
   // architectural PMU model). [U] policy for E: the edge detector's state is kept per counter,
   // updated only in cycles the counter counts (a cycle filtered out by USR/OS or EN neither
   // asserts nor deasserts), and cleared when the event select is written.
-  const counting::Advance step =
-      counting::advance(ctr_[i], kWidth, segment.cycles, events_per_cycle(i, sel, segment, pentium_m_),
-                        counting::evtsel::filter(sel), asserted_[i]);
+  // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4]; with the PMI
+  // handler installed and LVTPC unmasked, each is a sample and the counter is reloaded
+  // (x86_pmi.hpp).
+  const bool interrupt = counting::evtsel::interrupts(sel);
+  const x86::Increments inc = x86::increments(segment.cycles, events_per_cycle(i, sel, segment, pentium_m_),
+                                              counting::evtsel::filter(sel), asserted_[i]);
+  const x86::CounterStep step = pmi().advance(i, ctr_[i], kWidth, segment, inc, interrupt);
   ctr_[i] = step.value;
-  // Each wrap past 2^40 with INT = 1 raises one PMI through the local APIC [4].
-  if (counting::evtsel::interrupts(sel)) raise_pmis(step.wraps);
+  if (!interrupt) return 0;
+  raise_pmis(step.wraps);
+  return step.wraps;
 }
 
 }  // namespace pmc::sim

@@ -17,8 +17,13 @@
 //    The policies the sheet leaves open ([U]) are in p6_model.cpp, at the constructor.
 //  - Pentium M only: L2 events 24H, 26H, 27H, 29H filter hardware-prefetched lines by UMASK
 //    bits 5:4 [5a; SDM table A-17], counting the ".prefetch" signals (p6_model.cpp, EventSignal).
-// Not modelled: PPro erratum 26 (RDPMC on stepping < 9), LVTPC masking (interrupts() counts
-// every PMI the counters raise), the PM0/PM1 pins, IA32_MISC_ENABLE bits other than 7.
+//  - The local APIC's LVTPC (FEE00340H) and the simulated PMI handler a driver installs to
+//    sample (sim/models/common/x86_pmi.hpp, docs/hardware/p6.md section 4a): with INT, each
+//    wrap raises a PMI (interrupts() counts them all); delivered when LVTPC is unmasked, which
+//    masks it again unless the handler runs; the handler records the sample at the PC of the
+//    cycle of the overflow and reloads the counter.
+// Not modelled: PPro erratum 26 (RDPMC on stepping < 9), the PM0/PM1 pins, IA32_MISC_ENABLE
+// bits other than 7.
 #pragma once
 
 #include "x86_pmu.hpp"
@@ -68,7 +73,7 @@ class P6Device final : public X86Device {
   void run(const Segment& segment) override;
 
  private:
-  void count(unsigned i, const Segment& segment);
+  counting::u128 count(unsigned i, const Segment& segment);
   [[noreturn]] void misc_enable_fault(std::string_view op) const;
 
   std::array<std::uint64_t, 2> evtsel_{};   // as written (bits 31:0 only can be non-zero)

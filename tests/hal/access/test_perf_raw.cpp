@@ -164,6 +164,45 @@ BOOST_AUTO_TEST_CASE(through_the_p6_catalog) {
   BOOST_TEST(pm.exclude_user);
 }
 
+// A backend event given period=N samples under perf: sample_period N, precise_ip from :p/:pp/
+// :ppp, and the INT bit left to the kernel (docs/profiling.md).
+BOOST_AUTO_TEST_CASE(a_sampling_event_gets_its_period_and_precision) {
+  pmc::Encoding e;
+  e.event = "INST_RETIRED:period=10000:pp";
+  e.config = 0x5300C0;  // EN | INT | OS | USR | event 0xC0
+  e.period = 10000;
+  e.precise = 2;
+  PerfEventSpec p = perf_raw_event(e, p6_format());
+  BOOST_TEST(p.config == 0xC0u);
+  BOOST_TEST(p.sample_period == 10000u);
+  BOOST_TEST(p.precise_ip == 2u);
+  pmc::Encoding counting;
+  counting.config = 0x4300C0;
+  BOOST_TEST(perf_raw_event(counting, p6_format()).sample_period == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(the_p6_backend_encodes_period_and_precision) {
+  pmc::Hal hal = p6_native("sim");
+  pmc::Encoding e = hal.encode("INST_RETIRED:u:period=10000:pp");
+  BOOST_TEST(e.period == 10000u);
+  BOOST_TEST(e.precise == 2u);
+  BOOST_TEST(e.interrupt);
+  BOOST_TEST((e.config & (1ull << 20)) != 0u);  // INT (PerfEvtSel bit 20)
+  BOOST_TEST(contains(e.canonical, ":period=10000:pp"), e.canonical);
+  PerfEventSpec p = perf_raw_event(e, hal.events().format());
+  BOOST_TEST(p.config == 0xC0u);
+  BOOST_TEST(p.exclude_kernel);
+  BOOST_TEST(p.sample_period == 10000u);
+  BOOST_TEST(p.precise_ip == 2u);
+  try {
+    (void)hal.encode("INST_RETIRED:pp");
+    BOOST_ERROR("a precision without a period was accepted");
+  } catch (const pmc::Error& err) {
+    BOOST_TEST(contains(err.what(), ":pp asks for precise samples, and the event is not sampled: give period=N"),
+               err.what());
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------------------------
@@ -381,6 +420,22 @@ BOOST_AUTO_TEST_CASE(a_hardware_event_without_a_pmu_names_it, *pmc_test::require
 
 // With a PMU: Linux perf accepts the raw event and counts it (0xC0 is instructions retired on
 // Intel and AMD alike), unless the group never got a counter.
+// A sampled PMU event goes to the kernel too (its own ring buffer): without a PMU it fails to
+// open, and the message names the event and the missing PMU.
+BOOST_AUTO_TEST_CASE(a_sampled_hardware_event_without_a_pmu_names_it, *pmc_test::requires_no_perf_pmu()) {
+  pmc::Hal hal = p6_native("perf");
+  pmc::Session s = hal.session(pmc::Scope::this_thread());
+  try {
+    s.add("INST_RETIRED:period=10000:pp");
+    BOOST_ERROR("a sampled hardware event was accepted on a machine whose Linux perf exposes no PMU");
+  } catch (const pmc::Error& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.rfind("perf_event_open(INST_RETIRED:period=10000:pp, raw 0xc0)", 0) == 0u, m);
+    BOOST_TEST(contains(m, "this machine exposes no hardware PMU to Linux perf"), m);
+  }
+  BOOST_TEST(s.read().empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_hardware_event_counts_with_a_pmu, *pmc_test::requires_perf_pmu()) {
   pmc::Hal hal = p6_native("perf");
   pmc::Session s = hal.session(pmc::Scope::this_thread());

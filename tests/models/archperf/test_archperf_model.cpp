@@ -672,7 +672,7 @@ BOOST_AUTO_TEST_CASE(unimplemented_msrs_fault_naming_the_address) {
   auto d = device({});
   BOOST_TEST(gp_fault([&] { (void)d->read(0x10); }, {"rdmsr", "0x10", "not implemented"}));
   BOOST_TEST(gp_fault([&] { d->write(0x1A0, 0); }, {"wrmsr", "0x1a0", "not implemented"}));
-  BOOST_TEST(gp_fault([&] { d->write(0x1D9, bit(12)); }, {"0x1d9", "IA32_DEBUGCTL"}));
+  BOOST_TEST(gp_fault([&] { d->write(0x1D9, bit(0)); }, {"0x1d9", "IA32_DEBUGCTL", "bit 0"}));
   BOOST_TEST(gp_fault([&] { (void)d->read(0xC0); }, {"0xc0"}));
   BOOST_TEST(gp_fault([&] { (void)d->read(0x393); }, {"0x393"}));
 }

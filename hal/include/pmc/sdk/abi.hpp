@@ -20,8 +20,8 @@
 
 namespace pmc {
 
-inline constexpr std::uint32_t kAbiMajor = 3;
-inline constexpr std::uint32_t kAbiMinor = 0;  // 3.0 also has pmc_model_descriptor::signal_of
+inline constexpr std::uint32_t kAbiMajor = 4;  // 4.0: Encoding::period (docs/writing-a-backend.md)
+inline constexpr std::uint32_t kAbiMinor = 0;
 inline constexpr std::uint32_t kAbiPatch = 0;
 inline constexpr std::uint32_t kAbiVersion = (kAbiMajor << 24) | (kAbiMinor << 16) | kAbiPatch;
 
