@@ -37,6 +37,31 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// "file.c:12" for the address, or "". libdwfl finds the compilation unit through the address
+// ranges table (.debug_aranges), which Clang writes only when asked (-gdwarf-aranges); without a
+// match there, the units' own ranges are searched.
+std::string source_line(Dwfl_Module* mod, Dwarf_Addr at) {
+  const char* file = nullptr;
+  int lineno = 0;
+  if (Dwfl_Line* line = dwfl_module_getsrc(mod, at)) file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
+  if (!file) {
+    Dwarf_Addr bias = 0;
+    Dwarf* dwarf = dwfl_module_getdwarf(mod, &bias);
+    Dwarf_Off offset = 0, next = 0;
+    std::size_t header = 0;
+    while (dwarf && !file && dwarf_nextcu(dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
+      Dwarf_Die unit;
+      if (dwarf_offdie(dwarf, offset + header, &unit) && dwarf_haspc(&unit, at - bias) == 1)
+        if (Dwarf_Line* line = dwarf_getsrc_die(&unit, at - bias)) {
+          file = dwarf_linesrc(line, nullptr, nullptr);
+          if (dwarf_lineno(line, &lineno) != 0) lineno = 0;
+        }
+      offset = next;
+    }
+  }
+  return file && lineno > 0 ? fmt::format("{}:{}", base_name(file), lineno) : std::string();
+}
+
 // Where the file's address 0 lands (the load bias) when the kernel mapped it at `start` from
 // file offset `pgoff`: from the PT_LOAD segment that begins at that page of the file. nullopt
 // when the file cannot be read as ELF or no segment begins there.
@@ -187,11 +212,7 @@ const Frame& Symbolizer::user(int pid, std::uint64_t pc, bool caller) {
       f.symbol = demangle(symbol);
       f.named = true;
     }
-    if (Dwfl_Line* line = impl_->lines ? dwfl_module_getsrc(mod, at) : nullptr) {
-      int lineno = 0;
-      if (const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr); file && lineno > 0)
-        f.srcline = fmt::format("{}:{}", base_name(file), lineno);
-    }
+    if (impl_->lines) f.srcline = source_line(mod, at);
   } else if (map != s.maps.end()) {  // not an ELF file we could read: [vdso], a deleted file
     f.object = map->path.empty() ? "[anon]" : base_name(map->path);
     f.offset = at - map->start + map->offset;
