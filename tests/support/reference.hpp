@@ -95,7 +95,7 @@ struct Seg {
   [[nodiscard]] pmc::OwnedSegment owned() const {
     pmc::OwnedSegment s(cycles, mode);
     s->halted = halted;
-    s->ipl = ipl;
+    if (ipl != 0) s.signal("ipl", ipl);  // the Alpha model's level signal
     for (const auto& [name, k] : signals) s.signal(name, k);
     return s;
   }

@@ -41,7 +41,6 @@ struct PMC_API Segment {
   std::uint64_t cycles = 0;
   Mode mode = Mode::user;
   bool halted = false;               // unhalted-cycle events do not advance
-  unsigned ipl = 0;                  // the Alpha 21064's interrupt priority level (x86 models ignore it)
   // PCs executed, evenly spread over [begin, end): where a model that samples (the Alpha, P6,
   // archperf and AMD models) takes an interrupt in this segment.
   std::uint64_t pc_begin = 0, pc_end = 0;
@@ -49,7 +48,8 @@ struct PMC_API Segment {
   std::uint64_t pid = 0;             // the process running (0: none, the kernel's own)
   std::uint64_t parent = 0;          // pid was forked from this process (0: not said)
   // Occurrences per cycle by signal, each signal at most once; a view into the storage of the
-  // Workload (or OwnedSegment) the segment came from.
+  // Workload (or OwnedSegment) the segment came from. A model may also read a signal as a
+  // level held through the segment (the Alpha 21064 model's `ipl`, docs/workload-format.md).
   std::span<const SignalCount> signals;
 
   [[nodiscard]] std::uint64_t per_cycle(Signal s) const {
@@ -109,7 +109,6 @@ class PMC_API Workload {
     std::uint32_t extra;             // into extras_, kNoExtra when the segment has none
     std::uint16_t count;             // signals
     std::uint16_t cpu;
-    std::uint8_t ipl;
     Mode mode;
     bool halted;
   };

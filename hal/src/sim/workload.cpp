@@ -93,10 +93,9 @@ OwnedSegment& OwnedSegment::signal(std::string_view name, std::uint64_t per_cycl
 // Workload
 
 void Workload::add(const Segment& s) {
-  if (s.cpu > std::numeric_limits<std::uint16_t>::max() || s.ipl > 0xFF)
+  if (s.cpu > std::numeric_limits<std::uint16_t>::max())
     throw Error(errc::invalid_argument,
-                fmt::format("workload '{}': a segment's cpu {} or ipl {} is out of range (cpu below 65536, ipl below 256)",
-                            name, s.cpu, s.ipl));
+                fmt::format("workload '{}': a segment's cpu {} is out of range (below 65536)", name, s.cpu));
   if (s.signals.size() > std::numeric_limits<std::uint16_t>::max())
     throw Error(errc::invalid_argument,
                 fmt::format("workload '{}': a segment counts {} signals, more than 65535", name, s.signals.size()));
@@ -113,7 +112,6 @@ void Workload::add(const Segment& s) {
     extras_.push_back({s.pc_begin, s.pc_end, s.pid, s.parent});
   }
   r.cpu = static_cast<std::uint16_t>(s.cpu);
-  r.ipl = static_cast<std::uint8_t>(s.ipl);
   r.mode = s.mode;
   r.halted = s.halted;
   signals_.insert(signals_.end(), s.signals.begin(), s.signals.end());
@@ -137,7 +135,6 @@ Segment Workload::segment(std::size_t i) const {
   s.cycles = r.cycles;
   s.mode = r.mode;
   s.halted = r.halted;
-  s.ipl = r.ipl;
   if (r.extra != kNoExtra) {
     const Extra& x = extras_[r.extra];
     s.pc_begin = x.pc_begin;

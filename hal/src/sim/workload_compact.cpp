@@ -33,7 +33,7 @@ using detail::kMax64;
 constexpr std::string_view kCompactMagic = "pmc-workload";
 constexpr std::uint64_t kMaxExpandedRepeat = 1u << 16;  // as in the TOML form
 
-enum class Column : std::uint8_t { cycles, mode, halted, repeat, ipl, cpu, pid, parent, pc_begin, pc_end, signal };
+enum class Column : std::uint8_t { cycles, mode, halted, repeat, cpu, pid, parent, pc_begin, pc_end, signal };
 
 struct ColumnDef {
   Column kind = Column::signal;
@@ -44,7 +44,7 @@ struct ColumnDef {
 Column column_kind(std::string_view name) {
   static constexpr std::pair<std::string_view, Column> kKeys[] = {
       {"cycles", Column::cycles}, {"mode", Column::mode}, {"halted", Column::halted}, {"repeat", Column::repeat},
-      {"ipl", Column::ipl},       {"cpu", Column::cpu},   {"pid", Column::pid},       {"parent", Column::parent},
+      {"cpu", Column::cpu},   {"pid", Column::pid},       {"parent", Column::parent},
       {"pc_begin", Column::pc_begin}, {"pc_end", Column::pc_end}};
   for (const auto& [key, kind] : kKeys)
     if (key == name) return kind;
@@ -267,7 +267,6 @@ struct WorkloadReader::Impl {
           break;
         case Column::halted: range(0, 1); s.halted = v == 1; break;
         case Column::repeat: range(1, kMax64); repeat = v; break;
-        case Column::ipl: range(0, 8); s.ipl = static_cast<unsigned>(v); break;
         case Column::cpu: range(0, 63); s.cpu = static_cast<unsigned>(v); break;
         case Column::pid: s.pid = v; break;
         case Column::parent:
@@ -394,12 +393,11 @@ Workload load_workload(const std::filesystem::path& file) {
 
 void save_compact_workload(const Workload& w, const std::filesystem::path& file) {
   std::vector<Signal> names;  // signal columns, in order of first appearance
-  bool ipl = false, cpu = false, process = false, pc = false, halted = false;
+  bool cpu = false, process = false, pc = false, halted = false;
   for (std::size_t i = 0; i < w.size(); ++i) {
     const Segment s = w.segment(i);
     for (const SignalCount& c : s.signals)
       if (std::find(names.begin(), names.end(), c.signal) == names.end()) names.push_back(c.signal);
-    ipl = ipl || s.ipl != 0;
     cpu = cpu || s.cpu != 0;
     process = process || s.pid != 0 || s.parent != 0;
     pc = pc || s.pc_begin != s.pc_end;
@@ -417,7 +415,6 @@ void save_compact_workload(const Workload& w, const std::filesystem::path& file)
   if (!w.description.empty()) out += fmt::format("description {}\n", one_line(w.description));
   out += "columns cycles mode";
   if (halted) out += " halted";
-  if (ipl) out += " ipl";
   if (cpu) out += " cpu";
   if (process) out += " pid parent";
   if (pc) out += " pc_begin pc_end";
@@ -428,7 +425,6 @@ void save_compact_workload(const Workload& w, const std::filesystem::path& file)
     const Segment s = w.segment(i);
     out = fmt::format("{} {}", s.cycles, s.mode == Mode::user ? 'u' : 'k');
     if (halted) out += s.halted ? " 1" : " 0";
-    if (ipl) out += fmt::format(" {}", s.ipl);
     if (cpu) out += fmt::format(" {}", s.cpu);
     if (process) out += fmt::format(" {} {}", s.pid, s.parent);
     if (pc) out += fmt::format(" {:#x} {:#x}", s.pc_begin, s.pc_end);

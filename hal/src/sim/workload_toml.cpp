@@ -154,15 +154,13 @@ void parse_signals(const toml::table& seg, std::vector<SignalCount>& out) {
 // One [[segment]] table; appends it (repeat times) to `out`.
 void parse_segment(const toml::table& seg, Workload& out) {
   detail::check_keys(seg,
-                     {"cycles", "mode", "repeat", "halted", "ipl", "pc", "cpu", "pid", "parent",
-                      "signals"},
+                     {"cycles", "mode", "repeat", "halted", "pc", "cpu", "pid", "parent", "signals"},
                      "[[segment]]");
   constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
   Segment s;
   s.cycles = static_cast<std::uint64_t>(*get_ranged(seg, "cycles", 1, kInt64Max, true, "> 0"));
   s.mode = parse_mode(seg);
   s.halted = detail::get_bool(seg, "halted").value_or(false);
-  s.ipl = static_cast<unsigned>(get_ranged(seg, "ipl", 0, 8, false, "0..8").value_or(0));
   if (const toml::node* pc = seg.get("pc")) {
     const toml::array* arr = pc->as_array();
     if (!arr) {

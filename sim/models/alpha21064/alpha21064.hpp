@@ -150,8 +150,8 @@ class ProcessTable {
 // pfm driver's interrupt handler (interrupt counts, pr_cycle, IPL histogram, PC profile).
 //
 // Activity (Segment, docs/workload-format.md "Alpha 21064 signals"): the CPU runs only the
-// segments whose `cpu` is its number; `ipl`, `mode`, `halted` (the idle thread), `pc`, `pid`
-// and `parent` are read as the sheet and pfm(7) describe, in closed form per segment.
+// segments whose `cpu` is its number; the level signal `ipl`, `mode`, `halted` (the idle
+// thread), `pc`, `pid` and `parent` are read as the sheet and pfm(7) describe, in closed form per segment.
 class Alpha21064Device final : public Device {
  public:
   // CPU `cpu_number` of a system whose processes are `processes` (a table of its own when null).

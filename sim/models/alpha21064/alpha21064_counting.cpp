@@ -82,10 +82,18 @@ Rate rate_of(unsigned counter, std::uint64_t iccsr, const Segment& s) {
 // Ceiling of a / b for b > 0.
 u128 ceil_div(u128 a, u128 b) { return a / b + (a % b != 0 ? 1 : 0); }
 
+// The segment's interrupt priority level: the level signal `ipl` (docs/workload-format.md,
+// "Alpha 21064 signals"), 0 when the segment does not have it. The caller checks it is 0..7.
+std::uint64_t ipl_of(const Segment& s) {
+  static const Signal kIpl = pmc::signal("ipl");
+  return s.per_cycle(kIpl);
+}
+
 unsigned slot_of(const Segment& s) {  // [U8]
   if (s.mode == Mode::user) return kSlotUser;
-  if (s.ipl == 0 && s.halted) return kSlotIdle;
-  return s.ipl;
+  const auto ipl = static_cast<unsigned>(ipl_of(s));
+  if (ipl == 0 && s.halted) return kSlotIdle;
+  return ipl;
 }
 
 }  // namespace
@@ -163,20 +171,22 @@ void Alpha21064Device::deliver_pending(const Segment& s) {  // [U7]
 
 void Alpha21064Device::run(const Segment& s) {
   if (s.cpu != cpu_ || s.cycles == 0) return;
-  if (s.ipl > 7) {
+  const std::uint64_t level = ipl_of(s);
+  if (level > 7) {
     throw Error(errc::invalid_argument,
-                fmt::format("ipl {} is not an IPL of the 21064 model (OSF/1 uses 0..7; user mode is "
+                fmt::format("signal ipl = {} is not an IPL of the 21064 model (OSF/1 uses 0..7; user mode is "
                             "mode = \"user\", which the IPL histogram counts in slot 8)",
-                            s.ipl));
+                            level));
   }
-  if (s.mode == Mode::user && s.ipl != 0) {
+  if (s.mode == Mode::user && level != 0) {
     throw Error(errc::invalid_argument,
-                fmt::format("a user-mode segment runs at IPL 0, not {} (kernel activity is mode = \"kernel\")",
-                            s.ipl));
+                fmt::format("a user-mode segment runs at IPL 0, not ipl = {} (kernel activity is mode = \"kernel\")",
+                            level));
   }
-  if (s.ipl != ipl_) set_ipl(s.ipl);  // an IPL change applies a latched enable/disable [U5]
+  const auto ipl = static_cast<unsigned>(level);
+  if (ipl != ipl_) set_ipl(ipl);  // an IPL change applies a latched enable/disable [U5]
   if (s.parent != 0 && s.pid != 0 && !processes_->known(s.pid)) processes_->fork(s.parent, s.pid);  // [U11]
-  if (s.ipl < kCounterIpl) deliver_pending(s);
+  if (ipl < kCounterIpl) deliver_pending(s);
   if (!enabled_) return;
   cycles_ = sat_add(cycles_, s.cycles);
   if (log_ == kLogSelect && !processes_->monitored(s.pid)) return;  // [U11] the chip is off for it
@@ -192,7 +202,7 @@ void Alpha21064Device::run(const Segment& s) {
     t.count = total / t.modulus;
     acc_[i] = static_cast<std::uint64_t>(total % t.modulus);
     if (t.count == 0) continue;
-    if (s.ipl >= kCounterIpl) {  // masked [U7]
+    if (ipl >= kCounterIpl) {  // masked [U7]
       lost_[i] = sat_add(lost_[i], pending_[i] ? t.count : t.count - 1);
       pending_[i] = true;
       continue;

@@ -124,6 +124,18 @@ BOOST_AUTO_TEST_CASE(a_streamed_run_counts_what_a_loaded_one_does) {
   }
 }
 
+// A column that is not a segment key is a signal: the Alpha 21064 model's IPL is one (`ipl`),
+// read by that model as the level the segment runs at.
+BOOST_AUTO_TEST_CASE(an_ipl_column_is_a_signal) {
+  TempDir tmp;
+  const fs::path file = tmp.path() / "ipl.pmcw";
+  spit(file, "pmc-workload 1\ncolumns cycles mode ipl issues\n4096 k 3 1\n4096 k 0 1\n");
+  const pmc::Workload w = pmc::load_workload(file);
+  BOOST_REQUIRE_EQUAL(w.size(), 2u);
+  BOOST_TEST(w.segment(0).per_cycle("ipl") == 3u);
+  BOOST_TEST(w.segment(1).signals.size() == 1u);  // ipl 0: the segment does not have the signal
+}
+
 BOOST_AUTO_TEST_CASE(a_reader_streams_toml_too) {
   pmc::WorkloadReader reader(kExamples / "p6-demo.toml");
   BOOST_TEST(!reader.compact());

@@ -50,7 +50,7 @@ pmc::OwnedSegment seg(u64 cycles, const std::map<std::string, u64, std::less<>>&
                       Mode mode = Mode::user, unsigned ipl = 0) {
   pmc::OwnedSegment s(cycles, mode);
   for (const auto& [name, k] : signals) s.signal(name, k);
-  s->ipl = ipl;
+  if (ipl != 0) s.signal("ipl", ipl);  // the level signal (docs/workload-format.md)
   return s;
 }
 
@@ -236,6 +236,28 @@ BOOST_AUTO_TEST_CASE(s5_6_enable_and_disable_wait_for_an_ipl_change) {
   BOOST_TEST(faults([&] { d.write(PERFMON, 2); }));
   BOOST_TEST(faults([&] { d.set_ipl(8); }, errc::invalid_argument));
   BOOST_TEST(d.wrperfmon(4, 0) == 0u);  // EV5 and later only
+}
+
+// The IPL is the model's level signal `ipl` (docs/workload-format.md, "Alpha 21064 signals"):
+// OSF/1's levels are 0..7 and user mode runs at 0; anything else is refused by name.
+BOOST_AUTO_TEST_CASE(the_ipl_signal_is_a_level_0_to_7_and_0_in_user_mode) {
+  auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const pmc::Error& e) {
+      return e.kind() == errc::invalid_argument ? e.what() : "wrong kind";
+    }
+    return "no error";
+  };
+  Alpha21064Device d;
+  BOOST_TEST(message([&] { d.run(kernel(4096, 8)); }).find("signal ipl = 8 is not an IPL") !=
+             std::string::npos);
+  BOOST_TEST(message([&] { d.run(seg(4096, {}, Mode::user, 3)); }).find("runs at IPL 0, not ipl = 3") !=
+             std::string::npos);
+  d.run(kernel(4096, 7));  // a level, not a rate: 4096 cycles at IPL 7
+  BOOST_TEST(d.ipl() == 7u);
+  d.run(kernel(1, 2));
+  BOOST_TEST(d.ipl() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(s5_7_logselect_counts_only_selected_processes) {

@@ -20,7 +20,7 @@
 
 namespace pmc {
 
-inline constexpr std::uint32_t kAbiMajor = 4;  // 4.0: Encoding::period (docs/writing-a-backend.md)
+inline constexpr std::uint32_t kAbiMajor = 5;  // 5.0: Segment without ipl (docs/writing-a-backend.md)
 inline constexpr std::uint32_t kAbiMinor = 0;
 inline constexpr std::uint32_t kAbiPatch = 0;
 inline constexpr std::uint32_t kAbiVersion = (kAbiMajor << 24) | (kAbiMinor << 16) | kAbiPatch;
