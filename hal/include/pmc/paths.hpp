@@ -1,5 +1,8 @@
 // Where the library finds its plugins and data, and bundled data by bare name.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/paths.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -23,3 +26,5 @@ enum class DataKind { cpuid_dump, workload };
 PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
 
 }  // namespace pmc
+
+#endif  // C++20
