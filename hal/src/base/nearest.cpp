@@ -28,7 +28,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::vector<std::string> nearest_names(std::string_view name, const std::vector<std::string>& candidates,
                                        std::size_t limit) {
-  // The name in another case is the one meant ("P6": 'p6', not 'p5' too).
+  // The name in another case is the one meant (a backend's name in capitals: that one alone).
   for (const std::string& c : candidates)
     if (c != name && iequal(c, name)) return {c};
   const std::size_t within = std::max<std::size_t>(2, name.size() / 3);
