@@ -20,10 +20,10 @@ struct Paths {
 PMC_API Paths default_paths();
 
 // Bundled data by bare name: "pentium-iii" names share/pmchal/cpuid/pentium-iii.txt, "p6-demo"
-// share/pmchal/workloads/p6-demo.toml. A name that is an existing file, or has a '/', is
-// returned as given (so a loader reports a missing file by the name the user gave). A bare name
-// that is neither throws Error(not_found) naming the nearest bundled names: "no bundled CPUID
-// dump 'skylak'; did you mean 'skylake'?" (pmc list --cpuid-dumps lists them).
+// share/pmchal/workloads/p6-demo.toml. A name that is an existing file, or has a '/' or a '.',
+// is returned as given (so a loader reports a missing file by the name the user gave). Any
+// other name that is not bundled throws Error(not_found) naming the nearest bundled names:
+// "no bundled CPUID dump 'skylak'; did you mean 'skylake'?" (pmc list --cpuid-dumps lists them).
 enum class DataKind { cpuid_dump, workload };
 PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
 

@@ -76,6 +76,8 @@ std::filesystem::path resolve_data(std::string_view given, DataKind kind) {
   if (given.empty() || given.find('/') != std::string_view::npos || fs::exists(as_given, ec)) return as_given;
   fs::path bundled = default_paths().data / data_dir(kind) / (std::string(given) + data_ext(kind));
   if (fs::exists(bundled, ec)) return bundled;
+  // A file name ("dump.txt": bundled names have no '.'): the loader reports it missing.
+  if (given.find('.') != std::string_view::npos) return as_given;
   const std::vector<std::string> near = detail::nearest_names(given, detail::bundled_names(kind));
   if (near.empty())
     throw Error(errc::not_found, fmt::format("no bundled {} '{}' and no file of that name", data_what(kind), given));
