@@ -22,6 +22,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -165,12 +166,21 @@ BOOST_AUTO_TEST_CASE(textfile_for_node_exporter, *boost::unit_test::precondition
   // backend; the metric is a gauge.
   BOOST_TEST(contains(text, "# TYPE pmc_event_seconds_total counter"), text);
   BOOST_TEST(contains(text, "# TYPE pmc_events_total counter"), text);
-  BOOST_TEST(std::regex_search(text, std::regex(R"(pmc_event_seconds_total\{event="task-clock",backend="hal",cpu="0"\} [0-9.e+-]+)")),
+  // One rule for the backend label: the backend pmc export runs with, on every series (the HAL's
+  // own events too), as pmc_export_info says it.
+  std::smatch info;
+  BOOST_TEST_REQUIRE(std::regex_search(text, info, std::regex(R"re(pmc_export_info\{backend="([a-z0-9_]+)",)re")), text);
+  const std::string backend = info[1];
+  BOOST_TEST(std::regex_search(text, std::regex("pmc_event_seconds_total\\{event=\"task-clock\",backend=\"" + backend +
+                                                "\",cpu=\"0\"\\} [0-9.e+-]+")),
              text);
-  BOOST_TEST(std::regex_search(text, std::regex(R"(pmc_events_total\{event="context-switches",backend="hal",cpu="0"\} [0-9.e+-]+)")),
+  BOOST_TEST(std::regex_search(text, std::regex("pmc_events_total\\{event=\"context-switches\",backend=\"" + backend +
+                                                "\",cpu=\"0\"\\} [0-9.e+-]+")),
              text);
+  BOOST_TEST(std::regex_search(text, std::regex("pmc_metric_cpu_utilization\\{backend=\"" + backend + "\",cpu=\"0\"\\} ")),
+             text);
+  BOOST_TEST(!contains(text, "backend=\"hal\""), text);
   BOOST_TEST(contains(text, "# TYPE pmc_metric_cpu_utilization gauge"), text);
-  BOOST_TEST(contains(text, "pmc_export_info{"), text);
   // Written then renamed: no temporary file is left beside it.
   std::size_t files = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -184,10 +194,72 @@ BOOST_AUTO_TEST_CASE(textfile_for_node_exporter, *boost::unit_test::precondition
       env, tmp.path());
   BOOST_TEST(a.status == 0, a);
   const std::string summed = pmc_test::slurp(file);
-  BOOST_TEST(contains(summed, "pmc_event_seconds_total{event=\"task-clock\",backend=\"hal\"} "), summed);
+  BOOST_TEST(contains(summed, "pmc_event_seconds_total{event=\"task-clock\",backend=\"" + backend + "\"} "), summed);
   // Usage: one destination, exactly.
   const pmc_test::Result none = pmc_test::run(kPmc, {"export"}, env, tmp.path());
   BOOST_TEST(none.status == 2, none);
+}
+
+BOOST_AUTO_TEST_CASE(nothing_to_export_is_an_error, *boost::unit_test::precondition(cpu_wide)) {
+  // A simulated PMU counts its workloads, not this machine: none of its events can be exported,
+  // and the exporter says so and exits 1 instead of serving nothing but pmc_export_info.
+  pmc_test::TempDir tmp("pmc-test-export");
+  const fs::path file = tmp.path() / "pmc.prom";
+  pmc_test::Env env{{"PATH", std::string("/usr/bin:/bin")}, {"HOME", tmp.path().string()},
+                    {"XDG_CONFIG_HOME", tmp.path().string()}};
+  const pmc_test::Result r = pmc_test::run(kPmc,
+                                           {"export", "--cpuid-dump", "pentium-iii", "--textfile", file.string(), "--timeout",
+                                            "300", "-e", "INST_RETIRED,CPU_CLK_UNHALTED"},
+                                           env, tmp.path());
+  BOOST_TEST(r.status == 1, r);
+  BOOST_TEST(r.err.rfind("pmc: none of the requested events can be exported: INST_RETIRED: ", 0) == 0, r);
+  BOOST_TEST(contains(r.err, "; CPU_CLK_UNHALTED: "), r);
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r);
+  BOOST_TEST(!fs::exists(file), r);
+  // One of them exportable (task-clock, a HAL event): the other is named, and it runs.
+  const pmc_test::Result some = pmc_test::run(kPmc,
+                                              {"export", "--cpuid-dump", "pentium-iii", "--textfile", file.string(),
+                                               "--interval", "0.2", "--timeout", "300", "-e", "INST_RETIRED,task-clock"},
+                                              env, tmp.path());
+  BOOST_TEST(some.status == 0, some);
+  BOOST_TEST(contains(some.err, "pmc: not exporting INST_RETIRED: "), some);
+  BOOST_TEST(contains(pmc_test::slurp(file), "pmc_event_seconds_total{event=\"task-clock\",backend=\"p6\""));
+}
+
+boost::test_tools::assertion_result has_promtool(boost::unit_test::test_unit_id id) {
+  if (!cpu_wide(id)) return cpu_wide(id);
+  boost::test_tools::assertion_result r(program("promtool").has_value());
+  r.message() << "needs Prometheus' promtool (Debian's prometheus; scripts/install-prometheus.sh installs it)";
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(textfile_names_pass_promtool, *boost::unit_test::precondition(has_promtool)) {
+  // node_exporter's textfile collector takes what `promtool check metrics` accepts: every family
+  // named pmc_..., counters ending in _total, base units (seconds), HELP on each.
+  pmc_test::TempDir tmp("pmc-test-export");
+  const fs::path file = tmp.path() / "pmc.prom";
+  pmc_test::Env env{{"PATH", std::string("/usr/bin:/bin")}, {"HOME", tmp.path().string()},
+                    {"XDG_CONFIG_HOME", tmp.path().string()}};
+  const pmc_test::Result r = pmc_test::run(kPmc,
+                                           {"export", "--textfile", file.string(), "--interval", "0.2", "--timeout", "700",
+                                            "-e", "task-clock,context-switches,page-faults", "-M", "CPU_UTILIZATION"},
+                                           env, tmp.path());
+  BOOST_TEST_REQUIRE(r.status == 0, r);
+  const std::string text = pmc_test::slurp(file);
+  std::size_t families = 0;
+  const std::regex type_line(R"(# TYPE ([^ ]+) ([a-z]+))");
+  for (std::sregex_iterator it(text.begin(), text.end(), type_line), end; it != end; ++it) {
+    const std::string name = (*it)[1], type = (*it)[2];
+    ++families;
+    BOOST_TEST(name.rfind("pmc_", 0) == 0, name);
+    if (type == "counter") BOOST_TEST(name.substr(name.size() - 6) == "_total", name);
+  }
+  BOOST_TEST(families >= 5u, text);
+  const pmc_test::Result check =
+      pmc_test::run("/bin/sh", {"-c", "\"$0\" check metrics < \"$1\"", program("promtool")->string(), file.string()}, env,
+                    tmp.path());
+  BOOST_TEST(check.status == 0, check << "\n--- the file:\n" << text);
+  BOOST_TEST(check.out + check.err == "", check);
 }
 
 BOOST_AUTO_TEST_CASE(served_over_http, *boost::unit_test::precondition(has_curl)) {
@@ -200,6 +272,10 @@ BOOST_AUTO_TEST_CASE(served_over_http, *boost::unit_test::precondition(has_curl)
   auto body = wait_for(tmp.path(), url, [](const std::string& b) { return contains(b, "pmc_event_seconds_total"); }, 20);
   BOOST_REQUIRE_MESSAGE(body, "no /metrics from pmc export: " << pmc_test::slurp(tmp.path() / "pmc.log"));
   BOOST_TEST(contains(*body, "event=\"task-clock\""), *body);
+  // prometheus-cpp's own families about its server (docs/fleet.md), with the machine's.
+  for (const char* family : {"# TYPE exposer_transferred_bytes_total counter", "# TYPE exposer_scrapes_total counter",
+                             "# TYPE exposer_request_latencies summary"})
+    BOOST_TEST(contains(*body, family), family << " not in\n" << *body);
   // The port is taken now: a second exporter says so in one line and exits 1.
   const pmc_test::Result busy =
       pmc_test::run(kPmc, {"export", "--listen", "127.0.0.1:" + std::to_string(port), "-e", "task-clock"},
@@ -246,10 +322,17 @@ BOOST_AUTO_TEST_CASE(a_real_prometheus_scrapes_pmc_export, *boost::unit_test::pr
                         });
   BOOST_REQUIRE_MESSAGE(rates, "no rate of task-clock: " << logs());
   const json j = json::parse(*rates);
+  // The backend label is pmc export's backend on every series (docs/fleet.md), as pmc_export_info has it.
+  const auto metrics = http_get(tmp.path(), "http://127.0.0.1:" + std::to_string(pmc_port) + "/metrics");
+  BOOST_REQUIRE(metrics);
+  std::smatch info;
+  BOOST_REQUIRE_MESSAGE(std::regex_search(*metrics, info, std::regex(R"re(pmc_export_info\{backend="([a-z0-9_]+)",)re")),
+                        *metrics);
+  const std::string backend = info[1];
   for (const auto& series : j["data"]["result"]) {
     const double v = std::stod(series["value"][1].get<std::string>());
     BOOST_TEST(series["metric"].contains("cpu"), series.dump());
-    BOOST_TEST(series["metric"]["backend"] == "hal", series.dump());
+    BOOST_TEST(series["metric"]["backend"] == backend, series.dump());
     BOOST_TEST((v >= 0.0 && v <= 1.1), "rate " << v << " of " << series.dump());
   }
   BOOST_TEST(prometheus.stop() == 0, logs());

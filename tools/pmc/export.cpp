@@ -1,8 +1,9 @@
 // pmc export: counts and metrics of every CPU (or their sums) for a fleet's Prometheus, in the
 // Prometheus text exposition format (prometheus-cpp): served over HTTP (--listen, the library's
 // civetweb server) or written for node_exporter's textfile collector (--textfile, atomically).
-// Names follow Prometheus's rules: counters end in _total, times are seconds, labels say which
-// event, CPU and backend (docs/fleet.md).
+// Names follow Prometheus's rules: counters end in _total, times are seconds; every series has the
+// label backend (the one pmc export runs with, "none" without one), per-CPU series cpu, events
+// event (docs/fleet.md).
 #include "stat.hpp"
 
 #include "exposition.hpp"
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -45,7 +47,7 @@ std::vector<ExpoFamily> families(const pmc::Hal& hal, const std::vector<Row>& ro
                      "Time each event was on a counter, in seconds (below enabled: multiplexed)", true, {}};
   for (const Row& r : rows) {
     if (!r.reading) continue;
-    Labels labels{{"event", r.event}, {"backend", r.reading->hal ? "hal" : backend}};
+    Labels labels{{"event", r.event}, {"backend", backend}};  // one rule: pmc export's backend (docs/fleet.md)
     if (r.cpu >= 0) labels.emplace_back("cpu", std::to_string(r.cpu));
     const double v = static_cast<double>(r.reading->value);
     if (r.reading->unit == "ns")
@@ -156,7 +158,19 @@ int cmd_export(const Options& o) {
     return events;
   });
   Counters counters(hal, plan, scopes, !o.aggregate);
-  for (const Row& r : counters.read())
+  const std::vector<Row> first = counters.read();
+  if (std::none_of(first.begin(), first.end(), [](const Row& r) { return r.reading.has_value(); })) {
+    // Nothing to export: an exporter serving only pmc_export_info would look healthy to a fleet.
+    std::vector<std::string> named;  // "EVENT: why", once per event (the rows are per CPU)
+    std::string why;
+    for (const Row& r : first) {
+      if (std::find(named.begin(), named.end(), r.event) != named.end()) continue;
+      named.push_back(r.event);
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", r.event, r.reason);
+    }
+    throw pmc::Error(pmc::errc::not_supported, fmt::format("none of the requested events can be exported: {}", why));
+  }
+  for (const Row& r : first)
     if (!r.reading) print_to(stderr, "pmc: not exporting {}: {}\n", r.event, r.reason);
   std::unique_ptr<ExpoServer> server;
   if (!o.listen.empty()) {

@@ -14,6 +14,10 @@
 
 using namespace pmc_cli;
 
+namespace pmc_cli {
+int list_cpuid_dumps(const Options& o);  // list_dumps.cpp: pmc list --cpuid-dumps
+}
+
 int main(int argc, char** argv) {
   // A closed pipe is a write error to report, not a reason to die.
   std::signal(SIGPIPE, SIG_IGN);
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("pmc {} (pmchal)", PMC_VERSION), "the version of pmc and exit");
   CLI::App* probe = app.add_subcommand("probe", "the CPU, the chosen backend and why");
   if (full("probe")) add_cpu_options(probe, o);
+  bool cpuid_dumps = false;  // pmc list --cpuid-dumps (list_dumps.cpp)
   CLI::App* list = app.add_subcommand(
       "list", "the events of the chosen backend and the HAL events (tsc, software events) (pmc list [WORD...]), or "
               "the metrics (--metrics)");
@@ -64,6 +69,9 @@ int main(int argc, char** argv) {
                      "with several words, an event that matches any one of them is shown")
         ->type_name("");
     list->add_flag("--metrics", o.list_metrics, "the metrics and metric groups (pmc stat -M) instead of the events");
+    list->add_flag("--cpuid-dumps", cpuid_dumps,
+                   "the bundled CPUID dumps (the names --cpuid-dump takes) and the CPU each describes, instead of "
+                   "the events");
     list->add_flag("--deprecated", o.deprecated, "list the deprecated events too (marked [deprecated]; hidden otherwise)");
     list->add_option("--topic", o.topics, "only the events of this topic (cache, memory, ...), ignoring case; repeat "
                                           "or separate with commas for several")
@@ -103,7 +111,7 @@ int main(int argc, char** argv) {
   if (!config.empty()) o.config = config;
   try {
     if (probe->parsed()) return cmd_probe(o);
-    if (list->parsed()) return cmd_list(o);
+    if (list->parsed()) return cpuid_dumps ? list_cpuid_dumps(o) : cmd_list(o);
     if (encode->parsed()) return cmd_encode(o);
     if (stat->parsed()) return o.emulate ? stat_emulated(o) : cmd_stat(o);
     if (profile->parsed()) return cmd_profile(o);  // --emulate too, once its options are checked

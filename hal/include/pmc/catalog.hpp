@@ -1,5 +1,8 @@
 // The event catalog an events TOML file declares, with the PMU's shape and probe table (docs/event-format.md).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/catalog.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 #include <pmc/register_format.hpp>
@@ -266,3 +269,5 @@ class PMC_API EventCatalog {
 PMC_API const std::vector<ModifierDef>& builtin_modifiers();
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,8 @@
 // The configuration: which backend, access method, plugin and event directories, CPU (docs/user-guide.md, "The config file").
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/config.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -37,3 +40,5 @@ PMC_API Config load_config(const std::filesystem::path& file);
 PMC_API Config find_config(const std::optional<std::filesystem::path>& explicit_file);
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -4,6 +4,9 @@
 // file, or natively what Linux shows of them in /proc/cpuinfo and sysfs). docs/user-guide.md,
 // "CPU descriptions", has the description file format.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/cpu.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -175,3 +178,5 @@ PMC_API std::string describe(const CpuInfo& cpu);
 PMC_API std::string probe_subject(const CpuInfo& cpu);
 
 }  // namespace pmc
+
+#endif  // C++20

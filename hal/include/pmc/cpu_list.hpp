@@ -1,5 +1,8 @@
 // CPU lists: "0-3,6" (the sysfs format, perf stat's -C), and the CPUs online.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/cpu_list.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -16,3 +19,5 @@ PMC_API std::vector<int> parse_cpu_list(std::string_view text);
 PMC_API std::vector<int> online_cpus();
 
 }  // namespace pmc
+
+#endif  // C++20

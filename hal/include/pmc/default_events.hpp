@@ -1,5 +1,8 @@
 // The events a count without an event list counts, as perf stat's are when -e is not given.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/default_events.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -30,3 +33,5 @@ enum class DefaultEvents {
 PMC_API std::vector<std::string> default_events(const Hal& hal, DefaultEvents what);
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -13,6 +13,9 @@
 //   pmc::SignalMap map = pmc::emulated_signals(hal, caches);
 //   pmc::EmulatedCounts c = pmc::count_emulated(hal, map, {"INST_RETIRED"}, run.activity);
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/emulate.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 #include <pmc/process.hpp>
@@ -217,3 +220,5 @@ PMC_API EmulatedCounts count_emulated(const Hal& hal, const SignalMap& map, cons
                                       const ProgramActivity& activity);
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,8 @@
 // Encoding: what an event string gives on one PMU.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/encoding.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <cstdint>
 #include <optional>
@@ -36,3 +39,5 @@ struct Encoding {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

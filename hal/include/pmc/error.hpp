@@ -1,5 +1,8 @@
 // The one error vocabulary of pmchal: a closed set of codes and one exception type.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/error.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -56,3 +59,5 @@ namespace std {
 template <>
 struct is_error_code_enum<pmc::errc> : true_type {};
 }  // namespace std
+
+#endif  // C++20

@@ -1,6 +1,9 @@
 // Event lists: what perf stat's -e takes ("cycles,instructions", "{cycles,instructions},page-faults"),
 // split into the events and the groups that must be counted together.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/event_list.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -26,3 +29,5 @@ PMC_API std::vector<EventGroup> parse_event_list(std::string_view list);
 PMC_API std::vector<EventGroup> parse_event_list(const std::vector<std::string>& lists);
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,8 @@
 // Event strings: what a user types, parsed (EventSpec).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/event_spec.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -42,3 +45,5 @@ PMC_API EventSpec parse_event(std::string_view text);
 PMC_API std::string event_error(const EventSpec& spec, std::size_t column, std::string_view what);
 
 }  // namespace pmc
+
+#endif  // C++20

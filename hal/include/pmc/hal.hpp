@@ -1,5 +1,8 @@
 // The entry point: CPU probing, plugin discovery, backend and access selection (Hal::open).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/hal.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/config.hpp>
 #include <pmc/cpu.hpp>
@@ -90,3 +93,5 @@ class PMC_API Hal {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,8 @@
 // The HAL events: what pmchal counts itself with any backend or none (tsc, the OS software events).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/hal_events.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -31,3 +34,5 @@ struct HalEventDescription {
 PMC_API std::vector<HalEventDescription> hal_events();
 
 }  // namespace pmc
+
+#endif  // C++20

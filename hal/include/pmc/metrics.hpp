@@ -4,6 +4,9 @@
 // TOML schema. The library ships a generic file (metrics any backend with the events can
 // compute) and one file per backend (share/pmchal/metrics/<name>.toml).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/metrics.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/encoding.hpp>
 #include <pmc/event.hpp>
@@ -149,3 +152,5 @@ PMC_API std::optional<bool> metric_threshold(
     const MetricDef& metric, const std::function<std::optional<double>(std::string_view name)>& value_of);
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,8 @@
 // What Hal::open found in the plugin directories, file by file.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/plugin.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -20,3 +23,5 @@ struct PluginStatus {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

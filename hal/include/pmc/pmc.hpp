@@ -11,6 +11,9 @@
 //   regions      named, nestable regions of a program, counted per thread (pmc/region.hpp)
 //   Error        the one exception type (pmc::errc codes)
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/pmc.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/catalog.hpp>
 #include <pmc/config.hpp>
@@ -37,3 +40,5 @@
 #include <pmc/scope.hpp>
 #include <pmc/session.hpp>
 #include <pmc/workload.hpp>
+
+#endif  // C++20

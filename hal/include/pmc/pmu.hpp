@@ -1,6 +1,9 @@
 // The PMU a backend drives on one CPU: its counters and registers (PmuInfo), and the probe
 // verdict that chose it (Match).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/pmu.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/catalog.hpp>
 #include <pmc/export.hpp>
@@ -55,3 +58,5 @@ struct PMC_API PmuInfo {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

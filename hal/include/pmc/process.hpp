@@ -1,6 +1,9 @@
 // Running a command to count it, as perf stat does: the child waits until its counters are
 // open, then execs; pmc waits for it and reports how it ended.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/process.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -58,3 +61,5 @@ PMC_API std::filesystem::path find_executable(std::string_view name);
 PMC_API ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& options = {});
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -8,6 +8,9 @@
 // a PMU, Linux perf samples the HAL clock events cpu-clock and task-clock given a `period=N`
 // (docs/user-guide.md, "Profiling a command").
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/profile.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -94,3 +97,5 @@ struct MappedFile {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

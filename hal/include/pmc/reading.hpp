@@ -1,5 +1,8 @@
 // Reading: one event's count, with the event's identity.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/reading.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/pmu.hpp>
 
@@ -37,3 +40,5 @@ struct Reading {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -17,6 +17,9 @@
 // The calls between begin and end cost one read of the session's counters each and allocate
 // nothing once a thread has seen a region (bench/bench_regions.cpp measures them).
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/region.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 #include <pmc/hal.hpp>
@@ -119,3 +122,5 @@ class PMC_API ScopedRegion {
 [[nodiscard]] PMC_API std::string format_region_table(const RegionReport& report);
 
 }  // namespace pmc
+
+#endif  // C++20

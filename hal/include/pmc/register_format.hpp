@@ -1,5 +1,8 @@
 // Register layouts as data: bit fields and the named fields of a control register.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/register_format.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -55,3 +58,5 @@ class PMC_API RegisterFormat {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,8 @@
 // Scheduling: which counter each event of a set uses, and which extra register.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/schedule.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/encoding.hpp>
 #include <pmc/export.hpp>
@@ -35,3 +38,5 @@ PMC_API Placement place(const PmuInfo& pmu, const std::vector<Encoding>& events)
 PMC_API Encoding bind_extra_msr(Encoding e, std::uint32_t msr, const RegisterFormat& format);
 
 }  // namespace pmc
+
+#endif  // C++20

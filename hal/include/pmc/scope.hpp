@@ -1,5 +1,8 @@
 // Scope: whose activity a session counts.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/scope.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -37,3 +40,5 @@ struct PMC_API Scope {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

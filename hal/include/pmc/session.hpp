@@ -1,5 +1,8 @@
 // Session: a set of events counted together on one PMU, through one access method.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/session.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/encoding.hpp>
 #include <pmc/export.hpp>
@@ -122,3 +125,5 @@ class PMC_API Session {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

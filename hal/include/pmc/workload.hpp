@@ -5,6 +5,9 @@
 // Session::run() drives a session's simulated PMU through a workload, or through a
 // WorkloadReader that streams one from its file.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/workload.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -169,3 +172,5 @@ struct WorkloadRun {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -1,5 +1,15 @@
 #include <pmc/paths.hpp>
 
+#include "bundled.hpp"
+#include "nearest.hpp"
+
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 
 namespace pmc {
@@ -42,16 +52,37 @@ Paths default_paths() {
 
 namespace pmc {
 
+namespace {
+const char* data_dir(DataKind kind) { return kind == DataKind::cpuid_dump ? "cpuid" : "workloads"; }
+const char* data_ext(DataKind kind) { return kind == DataKind::cpuid_dump ? ".txt" : ".toml"; }
+const char* data_what(DataKind kind) { return kind == DataKind::cpuid_dump ? "CPUID dump" : "workload"; }
+
+}  // namespace
+
+std::vector<std::string> detail::bundled_names(DataKind kind) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(default_paths().data / data_dir(kind), ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == data_ext(kind) && it->is_regular_file(ec)) out.push_back(it->path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::filesystem::path resolve_data(std::string_view given, DataKind kind) {
   namespace fs = std::filesystem;
   const fs::path as_given{std::string(given)};
   std::error_code ec;
   if (given.empty() || given.find('/') != std::string_view::npos || fs::exists(as_given, ec)) return as_given;
-  const char* dir = kind == DataKind::cpuid_dump ? "cpuid" : "workloads";
-  const char* ext = kind == DataKind::cpuid_dump ? ".txt" : ".toml";
-  fs::path bundled = default_paths().data / dir / (std::string(given) + ext);
+  fs::path bundled = default_paths().data / data_dir(kind) / (std::string(given) + data_ext(kind));
   if (fs::exists(bundled, ec)) return bundled;
-  return as_given;  // the loader reports the missing file by the name the user gave
+  // A file name ("dump.txt": bundled names have no '.'): the loader reports it missing.
+  if (given.find('.') != std::string_view::npos) return as_given;
+  const std::vector<std::string> near = detail::nearest_names(given, detail::bundled_names(kind));
+  if (near.empty())
+    throw Error(errc::not_found, fmt::format("no bundled {} '{}' and no file of that name", data_what(kind), given));
+  throw Error(errc::not_found, fmt::format("no bundled {} '{}'; did you mean '{}'?", data_what(kind), given,
+                                           fmt::join(near, "', '")));
 }
 
 }  // namespace pmc

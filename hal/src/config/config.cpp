@@ -1,6 +1,8 @@
 #include "config.hpp"
 
 #include "access_kind.hpp"
+#include "bundled.hpp"
+#include "nearest.hpp"
 #include "root_safety.hpp"
 #include "toml_util.hpp"
 
@@ -9,6 +11,7 @@
 #include <pmc/paths.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -84,13 +87,19 @@ Config detail::parse_config(std::string_view text, const fs::path& file) {
     std::error_code ec;
     bool bare_name = cpu->find('/') == std::string::npos && !fs::exists(base / *cpu, ec);
     cfg.cpu = *cpu == "native" || bare_name ? *cpu : relative_to(base, *cpu).string();
-    if (*cpu != "native" && !fs::exists(bare_name ? resolve_data(*cpu, DataKind::cpuid_dump) : fs::path(cfg.cpu), ec))
+    const fs::path bundled = default_paths().data / "cpuid" / (*cpu + ".txt");
+    if (*cpu != "native" && !fs::exists(bare_name ? bundled : fs::path(cfg.cpu), ec)) {
+      const std::vector<std::string> near =
+          bare_name ? detail::nearest_names(*cpu, detail::bundled_names(DataKind::cpuid_dump)) : std::vector<std::string>{};
       detail::fail_at(detail::node_of(doc, "cpu"), errc::not_found,
-                      bare_name ? fmt::format("'cpu' = \"{}\" is neither a CPUID dump file ({}) nor the name of a "
-                                              "bundled one ({})",
-                                              *cpu, (base / *cpu).string(),
-                                              (default_paths().data / "cpuid" / (*cpu + ".txt")).string())
-                                : fmt::format("'cpu' = \"{}\": no such CPUID dump file ({})", *cpu, cfg.cpu));
+                      !bare_name ? fmt::format("'cpu' = \"{}\": no such CPUID dump file ({})", *cpu, cfg.cpu)
+                      : near.empty()
+                          ? fmt::format("'cpu' = \"{}\" is neither a CPUID dump file ({}) nor the name of a bundled one ({})",
+                                        *cpu, (base / *cpu).string(), bundled.string())
+                          : fmt::format("'cpu' = \"{}\" is neither a CPUID dump file ({}) nor the name of a bundled one; "
+                                        "did you mean '{}'?",
+                                        *cpu, (base / *cpu).string(), fmt::join(near, "', '")));
+    }
     mark("cpu");
   }
   // [regions] (docs/regions.md): what region instrumentation counts, and where it writes.

@@ -3,6 +3,7 @@
 #include "cpu_catalogs.hpp"
 #include "cpu_native.hpp"
 #include "event_stats.hpp"
+#include "nearest.hpp"
 #include "plugins.hpp"
 #include "root_safety.hpp"
 #include "session_impl.hpp"
@@ -11,6 +12,7 @@
 #include <pmc/hal.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <mutex>
@@ -146,11 +148,14 @@ Hal Hal::open(const Config& config) {
       for (const auto& p : impl->plugins)
         if (!p.backend && p.status.file.stem() == "lib" + config.backend)
           throw Error(errc::plugin, fmt::format("{}: backend '{}' failed to load: {}", where, config.backend, p.status.error));
-      std::string names;
+      std::vector<std::string> names;
       for (const auto& p : impl->plugins)
-        if (p.backend) names += (names.empty() ? "" : ", ") + p.backend->name;
-      throw Error(errc::not_found, fmt::format("{}: unknown backend '{}' (loaded backends: {})", where, config.backend,
-                                               names.empty() ? std::string("none") : names));
+        if (p.backend) names.push_back(p.backend->name);
+      const std::vector<std::string> near = detail::nearest_names(config.backend, names);
+      throw Error(errc::not_found,
+                  fmt::format("{}: unknown backend '{}'{} (loaded backends: {})", where, config.backend,
+                              near.empty() ? std::string() : fmt::format("; did you mean '{}'?", fmt::join(near, "', '")),
+                              names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
     }
     if (!chosen->data_error.empty())
       throw Error(errc::plugin, fmt::format("{}: backend '{}' cannot be used: {}", where, config.backend, chosen->data_error));

@@ -4,7 +4,6 @@
 #include "text.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 namespace pmc::detail {
 
@@ -17,29 +16,11 @@ constexpr std::string_view kPerfGenericNames[] = {
     "stalled-cycles-backend", "idle-cycles-backend", "slots",
 };
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
 }  // namespace
 
 bool is_perf_generic_name(std::string_view name) {
   return std::any_of(std::begin(kPerfGenericNames), std::end(kPerfGenericNames),
                      [&](std::string_view g) { return iequal(g, name); });
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitute = diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::vector<std::string> nearest_event_names(std::string_view name, const Context* ctx, std::size_t limit) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "context.hpp"
+#include "nearest.hpp"  // edit_distance
 
 #include <string>
 #include <string_view>
@@ -19,8 +20,5 @@ namespace pmc::detail {
 // only those within max(2, length / 3) edits; empty when none is that near.
 [[nodiscard]] std::vector<std::string> nearest_event_names(std::string_view name, const Context* ctx,
                                                            std::size_t limit = 3);
-
-// Edit distance between two strings, ignoring ASCII case.
-[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace pmc::detail

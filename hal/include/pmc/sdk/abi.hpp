@@ -13,6 +13,9 @@
 //    plugin may rely on what this host lacks).
 //  - A PATCH changes nothing a plugin can see.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/sdk/abi.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -32,3 +35,5 @@ inline constexpr std::uint32_t kAbiVersion = (kAbiMajor << 24) | (kAbiMinor << 1
 // Pass the descriptor's qualified name.
 #define PMC_DETAIL_EXPORT_DESCRIPTOR(symbol, qualified_descriptor) \
   extern "C" __attribute__((visibility("default"), used)) const void* const symbol = &(qualified_descriptor)
+
+#endif  // C++20

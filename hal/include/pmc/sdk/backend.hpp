@@ -4,6 +4,9 @@
 // (docs/event-format.md); every operation below has a default that works from that data, and a
 // backend overrides only its quirks. docs/writing-a-backend.md walks through one.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/sdk/backend.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/cpu.hpp>
 #include <pmc/event.hpp>
@@ -139,3 +142,5 @@ pmc::Backend* make_backend(char* error, std::size_t error_size) noexcept {
 }
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -4,6 +4,9 @@
 // modulo 2^width. A segment is N identical cycles, so the filter's condition is constant over it
 // and the whole segment costs a few 128-bit operations, whatever N.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/sdk/counting.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <cstdint>
 #include <limits>
@@ -101,3 +104,5 @@ constexpr std::uint64_t saturating_add(std::uint64_t a, u128 b) {
 }
 
 }  // namespace pmc::counting
+
+#endif  // C++20

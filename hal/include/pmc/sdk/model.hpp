@@ -3,6 +3,9 @@
 // plugin of its own, found by name (PmuInfo::device_model, the [pmu] `model` of the backend's
 // data). docs/writing-a-model.md walks through one.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/sdk/model.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/cpu.hpp>
 #include <pmc/encoding.hpp>
@@ -110,3 +113,5 @@ std::size_t device_signal(const pmc::Device* device, const pmc::Encoding* encodi
 }
 
 }  // namespace pmc
+
+#endif  // C++20

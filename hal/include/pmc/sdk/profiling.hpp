@@ -2,6 +2,9 @@
 // backend returns it from Backend::profiling() and declares kBackendProfiles in its descriptor.
 // Each call comes with the same RegisterFile and PmuContext as the Backend driver calls.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/sdk/profiling.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 #include <pmc/profile.hpp>
@@ -31,3 +34,5 @@ class PMC_API ProfilingDriver {
 };
 
 }  // namespace pmc
+
+#endif  // C++20

@@ -2,6 +2,9 @@
 // the simulated device models (model plugins) and by the MSR device /dev/cpu/N/msr. Backends
 // drive PMUs only through this.
 #pragma once
+#if __cplusplus < 202002L
+#error "<pmc/sdk/register_file.hpp> is pmchal's C++20 API: compile with -std=c++20, or use <pmc/pmc.h> from C or older C++"
+#else
 
 #include <pmc/export.hpp>
 
@@ -22,3 +25,5 @@ class PMC_API RegisterFile {
 };
 
 }  // namespace pmc
+
+#endif  // C++20
