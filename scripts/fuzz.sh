@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(event_string events_toml config_toml workload_toml cpuid_dump)
+((${#targets[@]})) || targets=(event_string events_toml config_toml workload_toml cpuid_dump workload_reader)
 build="${PMC_FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${PMC_FUZZ_JOBS:-1}"
 
@@ -36,6 +36,7 @@ for t in "${targets[@]}"; do
     events_toml) seeds=(backends/*/*.toml backends/amd/events/*.toml tests/plugins/*.toml) ;;
     cpuid_dump) seeds=(data/cpuid/*.txt tests/data/cpuid/*) ;;
     workload_toml) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
+    workload_reader) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
     *) seeds=() ;;
   esac
   [[ -d fuzz/corpus/"$t" ]] && seeds+=(fuzz/corpus/"$t"/*)

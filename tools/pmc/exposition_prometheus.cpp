@@ -53,9 +53,23 @@ class Snapshot final : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> families_;
 };
 
+// The server's civetweb options (docs/user-guide.md, "Serving"): 16 worker threads, each
+// connection one thread, so a few slow or idle clients leave threads for scrapes; a request
+// whose headers have not all arrived within 5 s, or a response not taken in 5 s, ends its
+// connection (civetweb's default is 30 s, with prometheus-cpp's default of 2 threads: two
+// clients sending a byte a second stopped every scrape).
+constexpr const char* kServerThreads = "16";
+constexpr const char* kRequestTimeoutMs = "5000";
+
+std::vector<std::string> server_options(const std::string& address) {
+  return {"listening_ports", address, "num_threads", kServerThreads, "request_timeout_ms", kRequestTimeoutMs};
+}
+
 class Server final : public pmc_cli::ExpoServer {
  public:
-  explicit Server(const std::string& address) : exposer_(address, 2) { exposer_.RegisterCollectable(snapshot_); }
+  explicit Server(const std::string& address) : exposer_(server_options(address)) {
+    exposer_.RegisterCollectable(snapshot_);
+  }
   void publish(std::vector<ExpoFamily> families) override { snapshot_->set(convert(families)); }
 
  private:

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 
 namespace pmc_cli {
@@ -319,9 +320,30 @@ int stat_real(const Options& o) {
   if (region_events.empty()) region_events.emplace_back("task-clock");
   const RegionsRun regions(o, region_events);
   std::vector<Outcome> runs;
-  for (unsigned i = 0; i < o.repeat; ++i) runs.push_back(measure(hal, plan, o, t, out));
+  // -r N: a run cut by SIGINT, SIGTERM, SIGHUP or SIGQUIT ends the repeats; it is left out and
+  // pmc exits as that signal says (128 + N) after reporting the runs that completed.
+  int cut_by = 0;
+  for (unsigned i = 0; i < o.repeat; ++i) {
+    Outcome run = measure(hal, plan, o, t, out);
+    const pmc::ChildResult& child = run.measured.child;
+    if (o.repeat > 1 && child.interrupted) {
+      // The signal the command died of; a command that caught it and exited says 128 + N itself
+      // (a shell's convention), else it was SIGINT's default handling that it replaced.
+      cut_by = child.signal                                         ? child.signal
+               : child.exit_status > 128 && child.exit_status < 160 ? child.exit_status - 128
+                                                                    : SIGINT;
+      const char* name = sigabbrev_np(cut_by);
+      error_line(fmt::format("run {} of {} interrupted by SIG{}: {}", i + 1, o.repeat, name ? name : "?",
+                             runs.empty() ? std::string("no run completed, nothing to report")
+                                          : fmt::format("the report is of the {} run{} that completed", runs.size(),
+                                                        runs.size() == 1 ? "" : "s")));
+      if (runs.empty()) return 128 + cut_by;
+      break;
+    }
+    runs.push_back(std::move(run));
+  }
   const Outcome result = runs.size() > 1 ? combine(runs) : runs.front();
-  const int status = o.command.empty() ? 0 : result.measured.child.exit_status;
+  const int status = cut_by ? 128 + cut_by : o.command.empty() ? 0 : result.measured.child.exit_status;
   if (o.interval_ms) return status;  // the intervals were the report
   const std::vector<MetricRow> metrics =
       evaluate(plan, result.rows, static_cast<double>(result.measured.elapsed_ns));

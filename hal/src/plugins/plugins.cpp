@@ -7,9 +7,12 @@
 #include <pmc/error.hpp>
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -53,6 +56,33 @@ std::optional<std::string> check_version(std::uint32_t abi, std::uint32_t size, 
   return std::nullopt;
 }
 
+// PMC_DEBUG=plugins (a comma-separated list that names "plugins", or "all"): one line on
+// stderr before each step that runs a plugin's code (its load, which runs its constructors, and
+// its factory) and after it, so a plugin that crashes, exits or hangs the process is the file
+// named last (docs/writing-a-backend.md). Written with one write(2) each, unbuffered.
+bool tracing() {
+  static const bool on = [] {
+    const char* env = std::getenv("PMC_DEBUG");
+    if (!env) return false;
+    std::string_view list(env);
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      const std::string_view item = list.substr(0, comma);
+      if (item == "plugins" || item == "all") return true;
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+    return false;
+  }();
+  return on;
+}
+
+void trace(const std::string& line) {
+  if (!tracing()) return;
+  const std::string text = fmt::format("pmchal: plugins: {}\n", line);
+  if (::write(STDERR_FILENO, text.data(), text.size()) < 0) { /* stderr gone: nothing to tell */ }
+}
+
 }  // namespace
 
 namespace {
@@ -78,11 +108,14 @@ PluginLoad load_checked(const std::filesystem::path& file) {
                                                       });
   std::error_code ec;
   dlerror();  // clear any stale message
+  trace(fmt::format("loading {} (its constructors run now)", file.string()));
   library->load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
     const char* why = dlerror();
+    trace(fmt::format("{} did not load", file.string()));
     return fail(fmt::format("cannot load the library: {}", why ? why : ec.message()));
   }
+  trace(fmt::format("loaded {}; reading its descriptors", file.string()));
 
   std::string why;
   const auto* bd = static_cast<const pmc_backend_descriptor*>(descriptor_pointer(*library, PMC_BACKEND_SYMBOL, why));
@@ -120,6 +153,7 @@ PluginLoad load_checked(const std::filesystem::path& file) {
     if (!bd->name || !*bd->name || !bd->create) return fail("its backend descriptor has no name or no factory");
     std::array<char, 512> error{};
     std::unique_ptr<Backend> backend;
+    trace(fmt::format("calling the factory of backend '{}' in {}", bd->name, file.string()));
     try {
       backend.reset(bd->create(error.data(), error.size()));
     } catch (...) {  // a factory must not throw; one that does is broken, reported like a failure
@@ -141,6 +175,7 @@ PluginLoad load_checked(const std::filesystem::path& file) {
     out.backend->capabilities = bd->capabilities;
     out.status.kind = PluginKind::backend;
     out.status.name = bd->name;
+    trace(fmt::format("{}: backend '{}' ready", file.string(), bd->name));
   } else {
     out.status = *out.model_status;
     out.model_status.reset();

@@ -159,10 +159,11 @@ pid_t spawn_helper(const std::string& helper, const std::vector<std::string>& ar
   return pid;
 }
 
-// The command's process through the helper: in a process group of its own, with the signal mask
-// `mask`, waiting on `go` to execute `exe`. -1 with errno when the helper could not be started.
+// The command's process through the helper: in a process group of its own, with an empty signal
+// mask and SIGPIPE at its default action (as a shell starts a command; pmc ignores SIGPIPE for
+// itself), waiting on `go` to execute `exe`. -1 with errno when the helper could not be started.
 pid_t spawn_command(const std::string& helper, int go, int failed, const std::string& exe,
-                    const std::vector<std::string>& argv_in, const sigset_t& mask) {
+                    const std::vector<std::string>& argv_in) {
   std::vector<std::string> args{"exec", std::to_string(go), std::to_string(failed), exe};
   args.insert(args.end(), argv_in.begin(), argv_in.end());
   posix_spawnattr_t attr;
@@ -170,9 +171,14 @@ pid_t spawn_command(const std::string& helper, int go, int failed, const std::st
     errno = err;
     return -1;
   }
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  sigset_t none, reset;
+  sigemptyset(&none);
+  sigemptyset(&reset);
+  sigaddset(&reset, SIGPIPE);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setsigmask(&attr, &mask);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &reset);
   const pid_t pid = spawn_helper(helper, args, go, failed, attr);
   const int err = errno;
   posix_spawnattr_destroy(&attr);
@@ -234,7 +240,7 @@ ChildResult detail::run_child(const std::vector<std::string>& argv_in, const Chi
   // With the helper, no copy of this process is made (posix_spawn); without it (not installed,
   // or it could not be started), a fork whose child waits and executes the command itself.
   const std::string helper = helper_file.string();
-  pid_t pid = helper.empty() ? -1 : spawn_command(helper, go[0], failed[1], exe_path, argv_in, previous);
+  pid_t pid = helper.empty() ? -1 : spawn_command(helper, go[0], failed[1], exe_path, argv_in);
   const bool spawned = pid > 0;
   if (!spawned) pid = fork();
   if (pid < 0) {
@@ -245,7 +251,13 @@ ChildResult detail::run_child(const std::vector<std::string>& argv_in, const Chi
   }
   if (pid == 0) {
     ::setpgid(0, 0);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    // As a shell starts a command (spawn_command): SIGPIPE at its default action, nothing blocked.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     ::close(go[1]);
     ::close(failed[0]);
     char c = 0;

@@ -135,9 +135,13 @@ void write_at_exit() {
     out = r.output;
   }
   if (out.empty()) return;
+  // At exit no caller is left to tell but the user: a report that cannot be written says so.
   try {
     regions::write(out);
-  } catch (...) {  // at exit there is no one to tell; pmc stat --regions notices the missing file
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pmchal: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "pmchal: %s: cannot write the region report\n", out.c_str());
   }
 }
 

@@ -46,7 +46,9 @@ std::string region_report_json(const RegionReport& report) {
               {"events", report.events}};
   if (!report.error.empty()) doc["error"] = report.error;
   doc["regions"] = std::move(regions);
-  return doc.dump(2);
+  // Names are stored as the program gave them; bytes that are not UTF-8 are written as U+FFFD
+  // (docs/regions.md), so such a name cannot lose the report.
+  return doc.dump(2, ' ', false, ordered::error_handler_t::replace);
 }
 
 RegionReport parse_region_report(std::string_view text, const std::string& name) {

@@ -34,6 +34,12 @@ class SessionImpl::SimTarget final : public RunTarget {
     }
     return s_.signals_.get();
   }
+  [[nodiscard]] bool samples() const override {
+    if (!s_.profile_request.empty()) return true;
+    for (const Encoding& e : s_.encodings)
+      if (e.period != 0) return true;
+    return false;
+  }
 
  private:
   SessionImpl& s_;

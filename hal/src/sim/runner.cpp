@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <vector>
 
@@ -51,7 +52,12 @@ WorkloadRun while_started(RunTarget& target, Body&& body) {
   return out;
 }
 
+std::atomic<bool> g_closed_form_rotation{true};
+
 }  // namespace
+
+bool closed_form_rotation() { return g_closed_form_rotation.load(std::memory_order_relaxed); }
+void set_closed_form_rotation(bool on) { g_closed_form_rotation.store(on, std::memory_order_relaxed); }
 
 WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& workload) {
   RegisterAccess& regs = target.simulated();
@@ -76,6 +82,9 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
   }
   // A segment of more chunks than this is fast-forwarded (below) when it can be.
   constexpr std::uint64_t kChunksBeforeFastForward = 64;
+  // A multiplexed segment of more rounds than this is rotated in closed form (below).
+  constexpr std::uint64_t kRoundsBeforeClosedForm = 4;
+  const bool samples = target.samples();
   // The segment being run, as the workload gives it: its PCs and length, and the cycles of it
   // run so far.
   std::uint64_t pc_begin = 0, pc_end = 0, whole = 0, done = 0;
@@ -137,6 +146,70 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
     }
     return std::uint64_t{0};
   };
+  // Multiplexing (several event sets) in closed form: a uniform segment counts the same in
+  // every slice of a set, so after the sets have taken turns slice by slice up to a slice start
+  // and then for two whole rounds that agree slice by slice, W more whole rounds are run as one
+  // chunk per set of W slices: the device counts the chunk in closed form, the access's clock
+  // advances by W slices and rotates once (each set's running time grows by W slices, as W
+  // rotations would give it), and each event's total gets the exact W x its slice's count, of
+  // which the fold saw the part modulo 2^width. Counts, time enabled and time running are those
+  // of the slice-by-slice loop (tests/hal/session/test_multiplex_closed_form.cpp). Not when the
+  // target samples (each slice restarts the sampling counters): then slice by slice. Returns
+  // the cycles left to run slice by slice.
+  std::vector<std::uint64_t> before, snap;
+  std::vector<std::uint64_t> round1, round2;  // per slice of a round, per event: its count
+  auto rotate_in_closed_form = [&](std::size_t index, Segment& segment, std::uint64_t chunk, std::uint64_t total) {
+    const std::size_t sets = regs.set_count();
+    const std::size_t events = regs.events();
+    std::uint64_t left = total;
+    auto one_slice = [&] {  // to the end of the active set's slice, chunk by chunk
+      std::uint64_t in_slice = regs.cycles_to_rotation();
+      while (in_slice > 0 && left > 0) {
+        const std::uint64_t cycles = std::min({left, chunk, in_slice});
+        left -= cycles;
+        in_slice -= cycles;
+        run_chunk(segment, cycles);
+      }
+    };
+    auto a_round = [&](std::vector<std::uint64_t>& counts) {  // sets slices: each event's count in each
+      counts.assign(sets * events, 0);
+      for (std::size_t k = 0; k < sets; ++k) {
+        before.resize(events);
+        for (std::size_t e = 0; e < events; ++e) before[e] = regs.total(e);
+        one_slice();
+        for (std::size_t e = 0; e < events; ++e) counts[k * events + e] = regs.total(e) - before[e];
+      }
+    };
+    one_slice();  // to a slice start (the segment's first cycles, where an edge may count, in it)
+    const std::uint64_t slice = regs.cycles_to_rotation();  // a whole slice: the rotation just happened
+    const std::size_t first = regs.active_set();
+    a_round(round1);
+    a_round(round2);
+    const std::uint64_t round = slice * sets;
+    const std::uint64_t whole_rounds = left / round;
+    if (whole_rounds == 0 || round1 != round2 || regs.active_set() != first || regs.cycles_to_rotation() != slice)
+      return left;  // not uniform (or too short): slice by slice
+    for (std::size_t k = 0; k < sets; ++k) {
+      snap.resize(events);
+      for (std::size_t e = 0; e < events; ++e) snap[e] = regs.total(e);
+      run_chunk(segment, whole_rounds * slice);  // folds, and rotates to the next set
+      left -= whole_rounds * slice;
+      for (std::size_t e = 0; e < events; ++e) {
+        const std::uint64_t exact = round2[k * events + e] * whole_rounds;  // modulo 2^64, as the total is
+        const std::uint64_t folded = regs.total(e) - snap[e];
+        if (((exact - folded) & regs.counter(e)->width_mask()) != 0)
+          throw Error(errc::plugin,
+                      fmt::format("{}: segment {}: device model '{}' counted {} on counter {} in each of two slices, "
+                                  "then a count that differs from {} x {} modulo 2^{} over {} slices at once: the "
+                                  "model does not count a uniform segment uniformly",
+                                  workload.source.empty() ? workload.name : workload.source, index + 1, device.name(),
+                                  round2[k * events + e], regs.counter(e)->index, round2[k * events + e], whole_rounds,
+                                  regs.counter(e)->width, whole_rounds));
+        regs.add_to_total(e, exact - folded);
+      }
+    }
+    return left;
+  };
   WorkloadRun out = while_started(target, [&] {
     WorkloadRun run;
     for (std::size_t index = 0; index < workload.size(); ++index) {
@@ -157,6 +230,10 @@ WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& 
       std::uint64_t left = total;
       if (total / chunk > kChunksBeforeFastForward && regs.set_count() < 2)
         left = fast_forward(index, segment, chunk, total);
+      else if (regs.set_count() >= 2 && closed_form_rotation() && !samples &&
+               total / std::max<std::uint64_t>(regs.cycles_to_rotation(), 1) >
+                   kRoundsBeforeClosedForm * regs.set_count())
+        left = rotate_in_closed_form(index, segment, chunk, total);
       while (left > 0) {
         // Multiplexing: a chunk ends where the active event set's slice does (issue 14).
         const std::uint64_t cycles = std::min({left, chunk, regs.cycles_to_rotation()});

@@ -28,6 +28,9 @@ class RunTarget {
   // on its way to the device, kept by the target so that each name is resolved once; nullptr:
   // the device sees the segments as they are. Called after simulated().
   virtual SignalMap* signal_map() { return nullptr; }
+  // Whether the counting samples (a profile request, or an event with a sampling period): then
+  // a multiplexed segment rotates slice by slice, each slice restarting the sampling counters.
+  [[nodiscard]] virtual bool samples() const { return false; }
 };
 
 // Runs a workload on the target's device, splitting segments so that no counter of the PMU's
@@ -35,6 +38,10 @@ class RunTarget {
 // anything runs (a refused workload counts nothing), and its signal names resolved (the
 // target's signal_map()). Starts the target if it is not running, and stops it again after.
 WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, const Workload& workload);
+// Whether a multiplexed uniform segment is rotated in closed form (runner.cpp), which is the
+// default; off, slice by slice: the reference the tests compare it with.
+bool closed_form_rotation();
+void set_closed_form_rotation(bool on);
 // The same for a streamed workload: checked whole first, then run in batches, the target kept
 // running between them, so the memory held is one batch whatever the length.
 WorkloadRun run_workload(RunTarget& target, const PmuInfo& pmu, WorkloadReader& reader);
