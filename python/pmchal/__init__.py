@@ -111,14 +111,45 @@ def _config(backend=None, access=None, cpuid_dump=None, plugin_path=(), events_p
     return cfg, keep
 
 
-class Hal:
+class _Handle:
+    """A C API handle the object owns: released by close(), at the end of a with block, or when
+    the object is collected. Subclasses name it (_what) and the C API call that releases it."""
+
+    _what = "handle"
+    _release = None  # the name of the pmc_*_close function
+
+    def _h(self):
+        if self._handle is None:
+            raise Error(f"the {self._what} is closed", _capi.PMC_ERR_INVALID_ARGUMENT)
+        return self._handle
+
+    def close(self):
+        if self._handle is not None:
+            getattr(_lib, self._release)(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None and _lib is not None:
+            self.close()
+
+
+class Hal(_Handle):
     """The HAL: the CPU, the plugins, the chosen backend. With no argument, the config file is
     found as the pmc command finds it ($PMC_CONFIG, ~/.config/pmc/config.toml,
     /etc/pmc/config.toml). config= names a config file; the keyword arguments instead give its
     values (and read no file): backend ("p6", default "auto"), access ("sim", "perf", "msr"),
     cpuid_dump (a CPUID dump or CPU description file, or a bundled dump's name such as
     "pentium-iii"; default the CPU this runs on), plugin_path and events_path (lists of
-    directories or files)."""
+    directories or files). close() releases it; its sessions keep working."""
+
+    _what = "Hal"
+    _release = "pmc_hal_close"
 
     def __init__(self, config=None, *, backend=None, access=None, cpuid_dump=None, plugin_path=(),
                  events_path=()):
@@ -135,11 +166,6 @@ class Hal:
         else:
             _check(_lib.pmc_hal_open(None, ctypes.byref(handle)))
         self._handle = handle
-
-    def _h(self):
-        if self._handle is None:
-            raise Error("the Hal is closed", _capi.PMC_ERR_INVALID_ARGUMENT)
-        return self._handle
 
     @property
     def backend(self):
@@ -196,22 +222,6 @@ class Hal:
             raise
         return s
 
-    def close(self):
-        """Releases the HAL (its sessions keep working)."""
-        if self._handle is not None:
-            _lib.pmc_hal_close(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_handle", None) is not None and _lib is not None:
-            self.close()
-
     def __repr__(self):
         if self._handle is None:
             return "<pmchal.Hal closed>"
@@ -230,20 +240,18 @@ class Counts(dict):
         self.info = info
 
 
-class Session:
+class Session(_Handle):
     """Events counted together, from Hal.session(). add() events while stopped, start(), stop(),
     read() a Counts. As a context manager it is closed at the end of the with block."""
+
+    _what = "session"
+    _release = "pmc_session_close"
 
     def __init__(self, hal, scope):
         handle = ctypes.c_void_p()
         _check(_lib.pmc_session_open(hal._h(), ctypes.byref(scope), ctypes.byref(handle)))
         self._handle = handle
         self._layout = None
-
-    def _h(self):
-        if self._handle is None:
-            raise Error("the session is closed", _capi.PMC_ERR_INVALID_ARGUMENT)
-        return self._handle
 
     def add(self, *events):
         """Adds events: strings ("INST_RETIRED:u", "task-clock") or comma lists of them. An event
@@ -302,21 +310,6 @@ class Session:
         run = _capi.WorkloadRun()
         _check(_lib.pmc_session_run_workload(self._h(), os.fsencode(workload), ctypes.byref(run)))
         return WorkloadRun(run.cycles, run.cycles_not_counted, run.interrupts)
-
-    def close(self):
-        if self._handle is not None:
-            _lib.pmc_session_close(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_handle", None) is not None and _lib is not None:
-            self.close()
 
 
 class Count(collections.abc.Mapping):

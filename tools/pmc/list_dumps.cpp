@@ -10,13 +10,7 @@ int list_cpuid_dumps(const Options& o) {
   json rows = json::array();
   std::size_t width = 4;
   std::vector<std::pair<std::string, std::string>> table;
-  const std::filesystem::path dir = pmc::default_paths().data / "cpuid";
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == ".txt" && it->is_regular_file(ec)) files.push_back(it->path());
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
+  for (const auto& file : pmc::bundled_data(pmc::DataKind::cpuid_dump)) {
     const std::string name = file.stem().string();
     std::string cpu;
     try {
@@ -29,7 +23,7 @@ int list_cpuid_dumps(const Options& o) {
     table.emplace_back(name, std::move(cpu));
   }
   if (table.empty())
-    throw pmc::Error(pmc::errc::not_found, fmt::format("no bundled CPUID dumps in {}", dir.string()));
+    throw pmc::Error(pmc::errc::not_found, fmt::format("no bundled CPUID dumps in {}", (pmc::default_paths().data / "cpuid").string()));
   if (o.json) return print("{}\n", json{{"cpuid_dumps", rows}}.dump(2)) ? 0 : 1;
   bool ok = print("{:<{}}  {}\n", "NAME", width, "CPU");
   for (const auto& [name, cpu] : table) ok = print("{:<{}}  {}\n", name, width, cpu) && ok;

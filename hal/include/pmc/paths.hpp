@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 namespace pmc {
 
@@ -26,6 +27,8 @@ PMC_API Paths default_paths();
 // "no bundled CPUID dump 'skylak'; did you mean 'skylake'?" (pmc list --cpuid-dumps lists them).
 enum class DataKind { cpuid_dump, workload };
 PMC_API std::filesystem::path resolve_data(std::string_view given, DataKind kind);
+// The bundled files of a kind, sorted; each one's stem is the name resolve_data takes.
+PMC_API std::vector<std::filesystem::path> bundled_data(DataKind kind);
 
 }  // namespace pmc
 

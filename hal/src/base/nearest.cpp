@@ -6,10 +6,6 @@
 
 namespace pmc::detail {
 
-namespace {
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-}  // namespace
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -18,7 +14,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t above = row[j];
-      const std::size_t substitute = diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+      const std::size_t substitute = diagonal + (ascii_lower(a[i - 1]) == ascii_lower(b[j - 1]) ? 0 : 1);
       row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
       diagonal = above;
     }
@@ -42,7 +38,9 @@ std::vector<std::string> nearest_names(std::string_view name, const std::vector<
       continue;
     scored.emplace_back(d, i);
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::sort(scored.begin(), scored.end(), [&](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : candidates[x.second] < candidates[y.second];
+  });
   std::vector<std::string> out;
   for (const auto& [d, i] : scored) {
     if (out.size() == limit) break;

@@ -59,13 +59,19 @@ const char* data_what(DataKind kind) { return kind == DataKind::cpuid_dump ? "CP
 
 }  // namespace
 
-std::vector<std::string> detail::bundled_names(DataKind kind) {
+std::vector<std::filesystem::path> bundled_data(DataKind kind) {
   namespace fs = std::filesystem;
-  std::vector<std::string> out;
+  std::vector<fs::path> out;
   std::error_code ec;
   for (fs::directory_iterator it(default_paths().data / data_dir(kind), ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == data_ext(kind) && it->is_regular_file(ec)) out.push_back(it->path().stem().string());
+    if (it->path().extension() == data_ext(kind) && it->is_regular_file(ec)) out.push_back(it->path());
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> detail::bundled_names(DataKind kind) {
+  std::vector<std::string> out;
+  for (const std::filesystem::path& file : bundled_data(kind)) out.push_back(file.stem().string());
   return out;
 }
 

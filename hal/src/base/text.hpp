@@ -12,11 +12,11 @@ namespace pmc::detail {
 // Event and unit-mask names are matched without regard to case, as libpfm4 does. The names are
 // ASCII, so only A-Z fold, with no locale call: this is the library's one case-blind compare
 // (event lookups run it on their hot path).
+inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+
 inline bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lower = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c; };
-           return lower(static_cast<unsigned char>(x)) == lower(static_cast<unsigned char>(y));
-         });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
 }
 
 inline std::string join(const std::vector<std::string>& items, std::string_view separator = ", ") {

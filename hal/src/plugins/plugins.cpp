@@ -62,7 +62,7 @@ std::optional<std::string> check_version(std::uint32_t abi, std::uint32_t size, 
 // named last (docs/writing-a-backend.md). Written with one write(2) each, unbuffered.
 bool tracing() {
   static const bool on = [] {
-    const char* env = std::getenv("PMC_DEBUG");
+    const char* env = secure_getenv("PMC_DEBUG");  // ignored when setuid (issue 26)
     if (!env) return false;
     std::string_view list(env);
     while (!list.empty()) {

@@ -35,21 +35,7 @@ std::vector<std::string> nearest_event_names(std::string_view name, const Contex
       candidates.push_back(e->name);
       candidates.insert(candidates.end(), e->aliases.begin(), e->aliases.end());
     }
-  const std::size_t within = std::max<std::size_t>(2, name.size() / 3);
-  std::vector<std::pair<std::size_t, std::string>> scored;
-  for (auto& c : candidates) {
-    const std::size_t d = edit_distance(name, c);
-    if (d > within || d == 0) continue;
-    if (std::any_of(scored.begin(), scored.end(), [&](const auto& s) { return iequal(s.second, c); })) continue;
-    scored.emplace_back(d, std::move(c));
-  }
-  std::sort(scored.begin(), scored.end());
-  std::vector<std::string> out;
-  for (auto& [d, n] : scored) {
-    if (out.size() == limit) break;
-    out.push_back(std::move(n));
-  }
-  return out;
+  return nearest_names(name, candidates, limit);
 }
 
 }  // namespace pmc::detail

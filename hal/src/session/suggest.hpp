@@ -2,7 +2,7 @@
 #pragma once
 
 #include "context.hpp"
-#include "nearest.hpp"  // edit_distance
+#include "nearest.hpp"  // edit_distance, nearest_names
 
 #include <string>
 #include <string_view>
