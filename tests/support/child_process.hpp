@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -78,11 +79,17 @@ inline std::vector<char*> c_strings(std::vector<std::string>& owned) {
   return out;
 }
 
-// "KEY=value" for every variable that is set.
+// "KEY=value" for every variable that is set, plus the sanitizer runtime's options of this run
+// when env does not name them: a sanitizer build of a test that runs itself (or pmc) as a child
+// must check the child as the run asked (scripts/ci-sanitizers.sh), not by the runtime's defaults.
 inline std::vector<std::string> env_strings(const Env& env) {
   std::vector<std::string> out;
   for (const auto& [k, v] : env)
     if (v) out.push_back(k + "=" + *v);
+  for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"}) {
+    const char* value = std::getenv(name);
+    if (value && !env.count(name)) out.push_back(std::string(name) + "=" + value);
+  }
   return out;
 }
 
@@ -121,7 +128,8 @@ inline pid_t spawn(const fs::path& exe, const std::vector<std::string>& args, co
   return rc == 0 ? pid : -rc;
 }
 
-// Runs exe with args and exactly the environment env (no variable of ours leaks in), in cwd.
+// Runs exe with args and exactly the environment env (no variable of ours leaks in; only the
+// sanitizer options, see env_strings), in cwd.
 inline Result run(const fs::path& exe, const std::vector<std::string>& args, const Env& env, const fs::path& scratch,
            const fs::path& cwd = {}) {
   Result r;
