@@ -31,8 +31,8 @@ configure() {
 }
 
 # The options reach every process the tests start (pmc, the commands it runs) through the
-# environment, except where a test gives its child a clean environment: there the defaults
-# apply, which also stop at the first error. The tests link the core statically and the plugins
+# environment; a test that gives its child a clean environment passes them on too
+# (tests/support/child_process.hpp). The tests link the core statically and the plugins
 # they load link libpmchal.so, so the core's globals exist twice by design (the plugins bind to
 # the test's copy): ODR checking at level 1 reports only globals whose sizes differ.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:detect_odr_violation=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1}"
