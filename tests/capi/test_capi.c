@@ -207,6 +207,28 @@ static void test_bad_input(const char* scratch) {
   cfg.backend = "nosuchbackend";
   CHECK_EQ(pmc_hal_open(&cfg, &hal), PMC_ERR_NOT_FOUND);
   CHECK(CONTAINS(pmc_last_error(), "unknown backend 'nosuchbackend'"));
+  /* An access method that does not exist is refused by pmc_hal_open itself, naming the valid
+     ones, also for a CPU no backend drives (a Transmeta Crusoe), where no event ever meets it. */
+  snprintf(path, sizeof path, "%s/crusoe.txt", scratch);
+  f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("CPUID 00000000: 00000001-756E6547-3638784D-54656E69\n"
+          "CPUID 00000001: 00000543-00000000-00000000-00000010\n", f);
+    fclose(f);
+  }
+  const char* cpus[] = {path, "pentium-iii"};
+  for (int i = 0; i < 2; ++i) {
+    cfg = pentium_iii();
+    cfg.cpu = cpus[i];
+    cfg.access = "bogus";
+    hal = (pmc_hal*)1;
+    CHECK_EQ(pmc_hal_open(&cfg, &hal), PMC_ERR_INVALID_ARGUMENT);
+    CHECK(hal == NULL);
+    CHECK(CONTAINS(pmc_last_error(), "\"bogus\""));
+    CHECK(CONTAINS(pmc_last_error(), "auto, sim, perf or msr"));
+    if (hal && hal != (pmc_hal*)1) pmc_hal_close(hal);
+  }
   /* A struct_size that is not the struct's. */
   cfg = pentium_iii();
   cfg.struct_size = 8;

@@ -2,6 +2,7 @@
 // a pmc::Error becomes its code and message, anything else PMC_ERR_NO_MEMORY or
 // PMC_ERR_INTERNAL; the message goes to a per-thread buffer that pmc_last_error() returns and
 // whose writing cannot throw.
+#include "access_kind.hpp"
 #include "embed.hpp"
 
 #include <pmc/pmc.h>
@@ -113,7 +114,14 @@ pmc::Config to_config(const pmc_config& c) {
   check_size(c.struct_size, sizeof(pmc_config), "pmc_hal_open", "pmc_config");
   pmc::Config cfg;
   if (c.backend) cfg.backend = c.backend;
-  if (c.access) cfg.access = c.access;
+  if (c.access) {
+    cfg.access = c.access;
+    if (cfg.access != "auto" && !pmc::detail::parse_access(cfg.access))
+      throw pmc::Error(pmc::errc::invalid_argument,
+                       fmt::format("pmc_hal_open: config->access \"{}\" is not an access method (expected auto, sim, "
+                                   "perf or msr)",
+                                   cfg.access.size() > 80 ? cfg.access.substr(0, 80) + "..." : cfg.access));
+  }
   if (c.cpu) cfg.cpu = c.cpu;
   if (c.plugin_path_count) need(c.plugin_path, "pmc_hal_open", "config->plugin_path");
   for (std::size_t i = 0; i < c.plugin_path_count; ++i) {

@@ -16,9 +16,29 @@ const EventModifier* EventSpec::modifier(std::string_view n) const {
   return nullptr;
 }
 
+namespace {
+// Echoed input is cut to this many bytes: a 100 KB event string would make a 100 KB message.
+constexpr std::size_t kEchoLimit = 80;
+}  // namespace
+
 std::string event_error(const EventSpec& spec, std::size_t column, std::string_view what) {
-  if (column == 0) return fmt::format("event '{}': {}", spec.text, what);
-  return fmt::format("event '{}', column {}: {}", spec.text, column, what);
+  std::string shown = spec.text;
+  std::string detail(what);
+  if (spec.text.size() > kEchoLimit) {
+    shown = fmt::format("{}... ({} bytes)", std::string_view(spec.text).substr(0, kEchoLimit), spec.text.size());
+    // The message echoes the string once: a long name quoted again in `what` becomes a pointer
+    // to the text above.
+    for (const std::string& part : {spec.name, spec.pmu}) {
+      if (part.size() <= kEchoLimit) continue;
+      const std::string quoted = "'" + part + "'";
+      for (std::size_t at = detail.find(quoted); at != std::string::npos; at = detail.find(quoted, at))
+        detail.replace(at, quoted.size(), "(the name above)");
+      for (std::size_t at = detail.find(part); at != std::string::npos; at = detail.find(part, at))
+        detail.replace(at, part.size(), "(the name above)");
+    }
+  }
+  if (column == 0) return fmt::format("event '{}': {}", shown, detail);
+  return fmt::format("event '{}', column {}: {}", shown, column, detail);
 }
 
 namespace {

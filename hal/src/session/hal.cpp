@@ -76,6 +76,13 @@ struct Probed {
 
 Hal Hal::open(const Config& config) {
   const detail::RootCheckScope root_checks;  // each directory above the files read is checked once
+  // Checked where the config is taken, not when the first event meets it (the C API and C++
+  // callers fill Config themselves; the config file and the CLI check it as they read it).
+  if (config.access != "auto" && !detail::parse_access(config.access))
+    throw Error(errc::invalid_argument,
+                fmt::format("access = \"{}\" ({}): not an access method (expected auto, sim, perf or msr)",
+                            config.access.size() > 80 ? config.access.substr(0, 80) + "..." : config.access,
+                            origin_of(config, "access")));
   auto impl = std::make_unique<detail::HalImpl>();
   impl->config = config;
   impl->cpu = config.cpu == "native" ? detail::native_cpu()
