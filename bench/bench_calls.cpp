@@ -2,8 +2,9 @@
 //   valgrind --tool=callgrind --toggle-collect='*pmcb_loop_measured*' --callgrind-out-file=F pmc_bench_calls OP N
 // counts the user-space instructions of the N calls only (setup and a first call excluded); bench/ratios.py
 // divides by N. Instruction counts repeat from run to run where times do not.
-//   pmc_bench_calls workload-rss stream|load FILE?  counts the generated one-million-segment
-// workload once and prints the wall time and the peak resident memory it added.
+//   pmc_bench_calls workload-rss stream|load|stream-toml|load-toml  counts the generated
+// one-million-segment workload (compact form, or -toml: the same segments as TOML) once and
+// prints the wall time and the peak resident memory it added.
 //   pmc_bench_calls cpuid-dump FILE  the native CPUID reading (the leaves pmchal reads) written
 // as `cpuid -r` prints it: under valgrind, whose CPUID is a synthetic CPU's, `pmc stat
 // --cpuid-dump FILE` takes the decisions it takes natively (ratios.py's command instructions).
@@ -75,13 +76,14 @@ int write_cpuid_dump(const char* path) {
 }
 
 int workload_rss(const std::string& how) {
-  const GeneratedWorkload& w = million_segments();
+  const bool toml = how.size() > 5 && how.compare(how.size() - 5, 5, "-toml") == 0;
+  const GeneratedWorkload& w = toml ? million_segments_toml() : million_segments();
   (void)p6_hal();
   (void)workload_session();  // the plugins loaded before the baseline
   const long before = peak_rss_kb();
   const double cpu0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
-  const pmc::WorkloadRun run = how == "load" ? count_loaded(w.path) : count_streamed(w.path);
+  const pmc::WorkloadRun run = how.rfind("load", 0) == 0 ? count_loaded(w.path) : count_streamed(w.path);
   const auto t1 = std::chrono::steady_clock::now();
   std::printf("segments %zu cycles %llu seconds %.4f cpu_seconds %.4f peak_rss_added_kb %ld peak_rss_kb %ld\n",
               w.segments, static_cast<unsigned long long>(run.cycles), std::chrono::duration<double>(t1 - t0).count(),
@@ -159,8 +161,11 @@ int main(int argc, char** argv) {
       HalCounting c(events);
       const std::span<std::uint64_t> values(buf.data(), events);
       pmcb_loop([&] { c.session.read(values); }, n);
-    } else if (op == "read1_raw" || op == "read4_raw") {
-      const std::size_t events = op == "read1_raw" ? 1 : 4;
+    } else if (op == "read1_hal_readings" || op == "read3_hal_readings") {
+      HalCounting c(op == "read1_hal_readings" ? 1 : 3);
+      pmcb_loop([&] { (void)c.session.read(); }, n);
+    } else if (op == "read1_raw" || op == "read3_raw" || op == "read4_raw") {
+      const std::size_t events = op == "read1_raw" ? 1 : op == "read3_raw" ? 3 : 4;
       RawGroup g(events);
       pmcb_loop([&] { g.read(buf.data(), 3 + 2 * events); }, n);
     } else if (op == "startstop_hal") {

@@ -198,10 +198,14 @@ struct GeneratedWorkload {
   }
 };
 
-inline void write_generated(const std::filesystem::path& path, std::size_t segments) {
+// The same segments in the compact form or, with toml, as [[segment]] tables.
+inline void write_generated(const std::filesystem::path& path, std::size_t segments, bool toml = false) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw std::runtime_error("cannot write " + path.string());
-  std::fprintf(f, "pmc-workload 1\nname million\ncolumns cycles mode instructions branches branch-misses l2_ld.m\n");
+  if (toml)
+    std::fprintf(f, "name = \"million\"\n");
+  else
+    std::fprintf(f, "pmc-workload 1\nname million\ncolumns cycles mode instructions branches branch-misses l2_ld.m\n");
   std::uint64_t x = 88172645463325252ull;  // xorshift64
   auto next = [&x] {
     x ^= x << 13;
@@ -211,6 +215,15 @@ inline void write_generated(const std::filesystem::path& path, std::size_t segme
   };
   for (std::size_t i = 0; i < segments; ++i) {
     const std::uint64_t r = next();
+    if (toml) {
+      std::fprintf(f,
+                   "[[segment]]\ncycles = %llu\nmode = \"%s\"\nsignals = { instructions = %llu, branches = %llu, "
+                   "branch-misses = %llu, \"l2_ld.m\" = %llu }\n",
+                   static_cast<unsigned long long>(1000 + r % 99000), (r >> 20) % 10 ? "user" : "kernel",
+                   static_cast<unsigned long long>(1 + (r >> 24) % 4), static_cast<unsigned long long>((r >> 28) % 2),
+                   static_cast<unsigned long long>((r >> 30) % 2), static_cast<unsigned long long>((r >> 32) % 2));
+      continue;
+    }
     std::fprintf(f, "%llu %c %llu %llu %llu %llu\n", static_cast<unsigned long long>(1000 + r % 99000),
                  (r >> 20) % 10 ? 'u' : 'k', static_cast<unsigned long long>(1 + (r >> 24) % 4),
                  static_cast<unsigned long long>((r >> 28) % 2), static_cast<unsigned long long>((r >> 30) % 2),
@@ -225,6 +238,18 @@ inline const GeneratedWorkload& million_segments() {
     g.path = std::filesystem::temp_directory_path() / ("pmc_bench_million_" + std::to_string(getpid()) + ".pmcw");
     g.segments = 1000000;
     write_generated(g.path, g.segments);
+    return g;
+  }();
+  return w;
+}
+
+// The same million segments as TOML (about 110 MB).
+inline const GeneratedWorkload& million_segments_toml() {
+  static GeneratedWorkload w = [] {
+    GeneratedWorkload g;
+    g.path = std::filesystem::temp_directory_path() / ("pmc_bench_million_" + std::to_string(getpid()) + ".toml");
+    g.segments = 1000000;
+    write_generated(g.path, g.segments, true);
     return g;
   }();
   return w;

@@ -252,6 +252,7 @@ class Session(_Handle):
         _check(_lib.pmc_session_open(hal._h(), ctypes.byref(scope), ctypes.byref(handle)))
         self._handle = handle
         self._layout = None
+        self._buffers = None  # the read buffers, sized for the layout
 
     def add(self, *events):
         """Adds events: strings ("INST_RETIRED:u", "task-clock") or comma lists of them. An event
@@ -298,7 +299,9 @@ class Session(_Handle):
         h = self._h()
         layout = self.readings()
         n = len(layout)
-        values, enabled, running = (ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)()
+        if self._buffers is None or len(self._buffers[0]) != n:  # made once per set of events
+            self._buffers = ((ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)())
+        values, enabled, running = self._buffers
         _check(_lib.pmc_session_read(h, values, n, enabled, running))
         keys = [r.event for r in layout]
         return Counts(zip(keys, values), dict(zip(keys, enabled)), dict(zip(keys, running)),

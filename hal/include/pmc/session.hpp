@@ -53,7 +53,13 @@ class PMC_API Session {
   void start();
   void stop();
   void reset();              // zero the counts (and the hardware counters)
-  [[nodiscard]] std::vector<Reading> read();
+  // The counts with what each one is: one Reading per event (per event and CPU with
+  // Scope::each_cpu), in the order added. The names, units and definitions are built once, when
+  // the events change; a read fills in the numbers only, allocates nothing and makes the same
+  // system calls as read(span) below. The readings are the session's: valid, and updated in
+  // place, until the next read(), add() or the session's end. Copy them to keep them
+  // (`std::vector<pmc::Reading> before = s.read();`).
+  [[nodiscard]] const std::vector<Reading>& read();
   // The hot-loop read: the values read() would give, in the same order (one per event, or per
   // event and CPU with Scope::each_cpu), into the caller's buffer, which must hold readings()
   // of them; returns how many it wrote. It allocates nothing and builds no string (after the

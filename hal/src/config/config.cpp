@@ -5,6 +5,7 @@
 #include "nearest.hpp"
 #include "root_safety.hpp"
 #include "toml_util.hpp"
+#include "environment.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/config.hpp>
@@ -135,15 +136,15 @@ Config find_config(const std::optional<fs::path>& explicit_file) {
     return cfg;
   };
   if (explicit_file) return use(*explicit_file, "--config");
-  if (const char* env = std::getenv("PMC_CONFIG"); env && *env) return use(env, "$PMC_CONFIG");
+  if (const char* env = detail::environment_nonempty("PMC_CONFIG")) return use(env, "$PMC_CONFIG");
 
   std::error_code ec;
   fs::path user;
   std::string user_name;
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+  if (const char* xdg = detail::environment_nonempty("XDG_CONFIG_HOME")) {
     user = fs::path(xdg) / "pmc" / "config.toml";
     user_name = "$XDG_CONFIG_HOME/pmc/config.toml";
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
+  } else if (const char* home = detail::environment_nonempty("HOME")) {
     user = fs::path(home) / ".config" / "pmc" / "config.toml";
     user_name = "~/.config/pmc/config.toml";
   }

@@ -8,6 +8,7 @@
 #include "catalog_cache.hpp"
 #include "catalog_cache_file.hpp"
 #include "catalog_state.hpp"
+#include "environment.hpp"
 
 #include <fmt/format.h>
 
@@ -160,7 +161,7 @@ std::optional<fs::path> CatalogCache::directory() {
   const char* values[3];
   std::string env;
   for (int i = 0; i < 3; ++i) {
-    values[i] = std::getenv(names[i]);
+    values[i] = environment(names[i]);
     env += values[i] ? values[i] : "\1";
     env += '\0';
   }

@@ -3,6 +3,7 @@
 // fails is reported by file and reason, and the other plugins still load. The file checks made
 // before dlopen are plugin_file.cpp's.
 #include "plugins.hpp"
+#include "environment.hpp"
 
 #include <pmc/error.hpp>
 
@@ -62,7 +63,7 @@ std::optional<std::string> check_version(std::uint32_t abi, std::uint32_t size, 
 // named last (docs/writing-a-backend.md). Written with one write(2) each, unbuffered.
 bool tracing() {
   static const bool on = [] {
-    const char* env = secure_getenv("PMC_DEBUG");  // ignored when setuid (issue 26)
+    const char* env = detail::environment("PMC_DEBUG");
     if (!env) return false;
     std::string_view list(env);
     while (!list.empty()) {

@@ -10,6 +10,7 @@
 // no lookup by name. The report's JSON and table are region_report.cpp's.
 #include "clock.hpp"
 #include "embed.hpp"
+#include "environment.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/region.hpp>
@@ -43,8 +44,8 @@ void read_values(Session& s, std::span<std::uint64_t> values, std::uint64_t* tim
     (void)s.read(values);
     return;
   }
-  // With the times: Session::read() builds the readings with their names (and allocates).
-  const std::vector<Reading> readings = s.read();
+  // With the times: Session::read()'s readings (their names built once; no allocation).
+  const std::vector<Reading>& readings = s.read();
   if (readings.size() != values.size())
     throw Error(errc::invalid_argument,
                 fmt::format("the session gives {} values per read, not {}", readings.size(), values.size()));
@@ -194,14 +195,14 @@ Registry& ready() {
       config = find_config(std::nullopt);
       if (!config.region_events.empty()) events = config.region_events;
       output = config.region_output;
-      if (const char* env = std::getenv("PMC_REGION_EVENTS"); env && *env) events = split_list(env);
+      if (const char* env = detail::environment_nonempty("PMC_REGION_EVENTS")) events = split_list(env);
     } catch (const Error& e) {
       r.set_up = true;
       r.failure.emplace(e.kind(), fmt::format("regions: {}", e.what()));
-      if (const char* env = std::getenv("PMC_REGION_OUTPUT"); env && *env) r.output = env;
+      if (const char* env = detail::environment_nonempty("PMC_REGION_OUTPUT")) r.output = env;
       if (!r.output.empty()) std::atexit(write_at_exit);
     }
-    if (const char* env = std::getenv("PMC_REGION_OUTPUT"); env && *env) output = env;
+    if (const char* env = detail::environment_nonempty("PMC_REGION_OUTPUT")) output = env;
     if (!r.set_up) set_up(r, config, std::move(events), std::move(output));
   }
   if (r.failure) throw *r.failure;
@@ -267,7 +268,7 @@ void init(const Config& config, std::vector<std::string> events) {
                                         "already set up");
   if (events.empty()) throw Error(errc::invalid_argument, "regions: init() needs at least one event");
   std::filesystem::path output = config.region_output;
-  if (const char* env = std::getenv("PMC_REGION_OUTPUT"); env && *env) output = env;
+  if (const char* env = detail::environment_nonempty("PMC_REGION_OUTPUT")) output = env;
   set_up(r, config, std::move(events), std::move(output));
   if (r.failure) throw *r.failure;
 }

@@ -161,7 +161,7 @@ const std::vector<Encoding>& Session::encodings() const { return impl_->encoding
 void Session::start() { impl_->start(); }
 void Session::stop() { impl_->stop(); }
 void Session::reset() { impl_->reset(); }
-std::vector<Reading> Session::read() { return impl_->read(); }
+const std::vector<Reading>& Session::read() { return impl_->read(); }
 std::size_t Session::read(std::span<std::uint64_t> values) { return impl_->read(values); }
 std::size_t Session::readings() const { return impl_->readings(); }
 void Session::poll() { impl_->poll(); }

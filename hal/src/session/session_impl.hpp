@@ -36,7 +36,7 @@ class SessionImpl {
   void stop();
   void reset();
   void poll();
-  std::vector<Reading> read();
+  const std::vector<Reading>& read();
   // The values read() would give, into the caller's buffer; allocates nothing once the read plan
   // is built (at the first read after the events changed).
   std::size_t read(std::span<std::uint64_t> values);
@@ -120,6 +120,7 @@ class SessionImpl {
     std::vector<std::uint32_t> route;     // per reading: its count in `counts`
     std::vector<int> cpu;                 // per reading: its CPU (each_cpu), else -1
     std::vector<std::uint32_t> event;     // per reading: its event (index into encodings)
+    std::vector<Reading> readings_out;    // what read() returns: identity built with the plan
     // A session whose readings are exactly one perf group's events, in order: read() asks
     // the group directly (PerfAccess::read_values).
     PerfAccess* direct = nullptr;

@@ -57,6 +57,26 @@ SessionImpl::ReadPlan& SessionImpl::build_plan() {
     if (in_order) p.direct = perf_.get();
   }
   p.readings = p.route.size();
+  // What each reading is, once: read() fills in the numbers only.
+  p.readings_out.resize(p.readings);
+  for (std::size_t k = 0; k < p.readings; ++k) {
+    const std::size_t i = p.event[k];
+    const Entry& e = entries_[i];
+    Reading& r = p.readings_out[k];
+    r.event = encodings[i].event;
+    r.canonical = encodings[i].canonical;
+    r.name = encodings[i].name;
+    r.generic = encodings[i].generic;
+    r.def = encodings[i].def;
+    r.hal = e.counter == nullptr;
+    r.unit = e.unit;
+    r.cpu = p.cpu[k];
+    r.granularity = encodings[i].granularity;
+    if (e.counter) {
+      r.counter_kind = e.counter->kind;
+      r.counter = e.counter->index;
+    }
+  }
   plan_ = std::move(p);
   return plan_;
 }
@@ -98,36 +118,22 @@ std::size_t SessionImpl::read_through(ReadPlan& plan, std::span<std::uint64_t> v
   return n;
 }
 
-std::vector<Reading> SessionImpl::read() {
+// The numbers only, into the readings the plan built: no allocation, no string.
+const std::vector<Reading>& SessionImpl::read() {
   ReadPlan& plan = read_plan();
   read_counts(plan);
-  std::vector<Reading> out;
-  out.reserve(plan.route.size());
-  for (std::size_t k = 0; k < plan.route.size(); ++k) {
-    const std::size_t i = plan.event[k];
-    const Entry& e = entries_[i];
-    const Count& c = plan.counts[plan.route[k]];
-    Reading r;
-    r.event = encodings[i].event;
-    r.canonical = encodings[i].canonical;
-    r.name = encodings[i].name;
-    r.generic = encodings[i].generic;
-    r.def = encodings[i].def;
-    r.hal = e.counter == nullptr;
-    r.unit = e.unit;
-    r.value = c.value;
-    r.time_enabled = c.time_enabled;
-    r.time_running = c.time_running;
-    r.extrapolated = c.extrapolated;
-    r.cpu = plan.cpu[k];
-    r.granularity = encodings[i].granularity;
-    if (e.counter) {
-      r.counter_kind = e.counter->kind;
-      r.counter = e.counter->index;
-    }
-    out.push_back(std::move(r));
+  const Count* counts = plan.counts.data();
+  const std::uint32_t* route = plan.route.data();
+  Reading* out = plan.readings_out.data();
+  const std::size_t n = plan.readings;
+  for (std::size_t k = 0; k < n; ++k) {
+    const Count& c = counts[route[k]];
+    out[k].value = c.value;
+    out[k].time_enabled = c.time_enabled;
+    out[k].time_running = c.time_running;
+    out[k].extrapolated = c.extrapolated;
   }
-  return out;
+  return plan.readings_out;
 }
 
 }  // namespace pmc::detail

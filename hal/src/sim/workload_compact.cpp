@@ -4,6 +4,7 @@
 #include "workload_format.hpp"
 
 #include "toml_util.hpp"
+#include "workload_toml_stream.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/workload.hpp>
@@ -111,7 +112,9 @@ bool is_compact(const std::filesystem::path& file) {
 struct WorkloadReader::Impl {
   std::string source, name, description;
   bool compact = false;
-  // TOML: read whole.
+  // TOML: a [[segment]] at a time (workload_toml_stream.hpp), else read whole.
+  std::unique_ptr<detail::TomlSegmentStream> toml;
+  std::size_t given = 0;  // segments the stream gave since the start or rewind
   Workload whole;
   std::size_t next_index = 0;
   Segment current;
@@ -326,6 +329,12 @@ WorkloadReader::WorkloadReader(const std::filesystem::path& file) : impl_(std::m
     impl_->open_compact(file);
     return;
   }
+  impl_->toml = detail::TomlSegmentStream::open(file);
+  if (impl_->toml) {
+    impl_->name = impl_->toml->name();
+    impl_->description = impl_->toml->description();
+    return;
+  }
   impl_->whole = detail::workload_from_table(detail::parse_toml_file(file), file.string());
   impl_->name = impl_->whole.name;
   impl_->description = impl_->whole.description;
@@ -342,6 +351,19 @@ bool WorkloadReader::compact() const { return impl_->compact; }
 
 const Segment* WorkloadReader::next() {
   Impl& m = *impl_;
+  if (m.toml) {
+    try {
+      const Segment* s = m.toml->next();
+      if (s) ++m.given;
+      return s;
+    } catch (const detail::NeedWholeFile&) {
+      // The whole-file reader words the error; or, if the file is valid after all, goes on
+      // from the same segment.
+      m.whole = detail::workload_from_table(detail::parse_toml_file(m.source), m.source);
+      m.toml.reset();
+      m.next_index = m.given;
+    }
+  }
   if (!m.compact) {
     if (m.next_index >= m.whole.size()) return nullptr;
     m.current = m.whole.segment(m.next_index++);
@@ -355,12 +377,15 @@ const Segment* WorkloadReader::next() {
 }
 
 std::string WorkloadReader::where() const {
+  if (impl_->toml) return fmt::format("{}:{}", impl_->source, impl_->toml->line());
   return impl_->compact ? fmt::format("{}:{}", impl_->source, impl_->segment_line) : impl_->source;
 }
 
 void WorkloadReader::rewind() {
   Impl& m = *impl_;
   m.next_index = 0;
+  m.given = 0;
+  if (m.toml) m.toml->rewind();
   if (!m.compact) return;
   if (std::fseek(m.file, m.data_offset, SEEK_SET) != 0)
     throw Error(errc::io, fmt::format("{}: cannot seek back to the first segment", m.source));
@@ -371,8 +396,7 @@ void WorkloadReader::rewind() {
 }
 
 Workload load_workload(const std::filesystem::path& file) {
-  if (!is_compact(file)) return detail::workload_from_table(detail::parse_toml_file(file), file.string());
-  WorkloadReader reader(file);
+  WorkloadReader reader(file);  // the TOML form streamed too: no document tree of the whole file
   // Sized exactly first (a second pass over the file costs less than regrowing the storage).
   std::size_t segments = 0, signals = 0;
   while (const Segment* s = reader.next()) {

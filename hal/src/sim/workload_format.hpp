@@ -33,5 +33,8 @@ inline std::optional<std::uint64_t> checked_add(std::uint64_t a, std::uint64_t b
 
 // A workload in the TOML form from its parsed document; `source` names it in errors.
 Workload workload_from_table(const toml::table& root, const std::string& source);
+// One [[segment]] table of that form, checked, added to `out` (repeat times with a PC range):
+// the streamed reader's piece at a time (workload_toml_stream.cpp).
+void add_segment_table(const toml::table& seg, Workload& out);
 
 }  // namespace pmc::detail

@@ -246,6 +246,8 @@ void check_totals(const toml::table& root, const Workload& w) {
 
 }  // namespace
 
+void add_segment_table(const toml::table& seg, Workload& out) { parse_segment(seg, out); }
+
 Workload workload_from_table(const toml::table& root, const std::string& source) {
   detail::check_keys(root, {"name", "description", "segment"}, "the workload");
   Workload w;

@@ -1,0 +1,75 @@
+// The TOML form of a workload read one [[segment]] at a time (issue 25): the file's text is cut
+// at its top-level [[segment]] headers and each piece parsed on its own, so memory does not
+// grow with the number of segments (a whole 10^6-segment file as one TOML tree took 1.2 GB).
+//
+// Only valid files are streamed. Anything the cutter does not expect (a table other than a
+// segment's, no [[segment]], a piece that does not parse or check, totals over 64 bits) throws
+// NeedWholeFile; the caller then reads the file whole (workload_from_table), which gives the
+// error with its exact file:line:column, or, should the cutter have been wrong about a valid
+// file, the same segments in the same order.
+#pragma once
+
+#include <pmc/workload.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pmc::detail {
+
+struct NeedWholeFile {};
+
+class TomlSegmentStream {
+ public:
+  // Reads the lines before the first [[segment]] (name, description). nullptr when the file
+  // is not one this can stream (read it whole instead); throws io when it cannot be opened.
+  static std::unique_ptr<TomlSegmentStream> open(const std::filesystem::path& file);
+  ~TomlSegmentStream();
+  TomlSegmentStream(const TomlSegmentStream&) = delete;
+  TomlSegmentStream& operator=(const TomlSegmentStream&) = delete;
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const std::string& description() const { return description_; }
+  // The next segment (valid until the next call), nullptr after the last; NeedWholeFile as above.
+  const Segment* next();
+  void rewind();
+  [[nodiscard]] std::size_t line() const { return segment_line_; }  // of the last segment's header
+
+ private:
+  TomlSegmentStream() = default;
+  bool read_line();             // into line_; false at the end of the file
+  bool next_piece();            // the next [[segment]]'s text into piece_
+  void scan(std::string_view text);  // follows strings and brackets over a line that is not a header
+  enum class Header { none, segment, segment_part, other };
+  [[nodiscard]] Header header_kind() const;
+
+  std::filesystem::path file_;
+  std::FILE* f_ = nullptr;
+  char* buf_ = nullptr;
+  std::size_t cap_ = 0;
+  std::string line_;
+  bool have_line_ = false;       // line_ holds the next piece's header, already read
+  std::size_t line_no_ = 0;      // of line_
+  long first_offset_ = 0;        // the file offset after the first [[segment]] header line
+  std::size_t first_line_ = 0;   // its line number
+  std::string name_, description_;
+  // The lexical state at the end of the lines read so far.
+  enum class InString { none, basic, literal } ml_ = InString::none;  // a multi-line string
+  int depth_ = 0;                // open [ and { of values
+  // The piece being handed out.
+  std::string piece_;
+  std::size_t piece_line_ = 0;
+  std::size_t segment_line_ = 0;
+  Workload chunk_;
+  std::size_t chunk_next_ = 0;
+  Segment current_;
+  // Totals so far, which must fit 64 bits.
+  std::uint64_t total_cycles_ = 0;
+  std::vector<std::pair<Signal, std::uint64_t>> totals_;
+};
+
+}  // namespace pmc::detail
