@@ -32,7 +32,6 @@ using detail::kCycles;
 using detail::kMax64;
 
 constexpr std::string_view kCompactMagic = "pmc-workload";
-constexpr std::uint64_t kMaxExpandedRepeat = 1u << 16;  // as in the TOML form
 
 enum class Column : std::uint8_t { cycles, mode, halted, repeat, cpu, pid, parent, pc_begin, pc_end, signal };
 
@@ -298,10 +297,10 @@ struct WorkloadReader::Impl {
       if (!total) fail(cycles_column, errc::invalid_argument, fmt::format("repeat {} x cycles {} overflows 64 bits", repeat, s.cycles));
       s.cycles = *total;
     } else {
-      if (repeat > kMaxExpandedRepeat)
+      if (repeat > detail::kMaxExpandedPcRepeat)
         fail(cycles_column, errc::invalid_argument,
              fmt::format("repeat {} of a segment with a PC range is more than {} (raise 'cycles' instead)", repeat,
-                         kMaxExpandedRepeat));
+                         detail::kMaxExpandedPcRepeat));
       repeat_left = repeat - 1;
     }
     s.signals = signals;

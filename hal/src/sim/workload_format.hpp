@@ -17,6 +17,10 @@ namespace pmc::detail {
 
 inline constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
 
+// A segment with a PC range is repeated as that many segments (each walks the range again): at
+// most this many.
+inline constexpr std::uint64_t kMaxExpandedPcRepeat = 1u << 16;
+
 // The implicit signal: one per unhalted cycle. Workloads may not set it.
 inline constexpr std::string_view kCycles = "cycles";
 

@@ -211,12 +211,11 @@ void parse_segment(const toml::table& seg, Workload& out) {
     return;
   }
   // With a PC range each occurrence walks the range again, so keep the occurrences apart.
-  constexpr std::uint64_t kMaxExpanded = 1u << 16;
-  if (repeat > kMaxExpanded) {
+  if (repeat > kMaxExpandedPcRepeat) {
     fail_at(node_of(seg, "repeat"), errc::invalid_argument,
             fmt::format("repeat {} of a segment with a 'pc' range is more than {} (raise 'cycles' "
                         "instead)",
-                        repeat, kMaxExpanded));
+                        repeat, kMaxExpandedPcRepeat));
   }
   for (std::uint64_t i = 0; i < repeat; ++i) out.add(s);
 }

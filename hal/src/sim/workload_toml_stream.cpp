@@ -186,11 +186,48 @@ bool TomlSegmentStream::next_piece() {
   return true;
 }
 
+// Adds `times` x the segment's cycles and signals to the totals; NeedWholeFile when one
+// exceeds 64 bits (the whole-file reader says which).
+void TomlSegmentStream::add_totals(const Segment& s, std::uint64_t times) {
+  const auto span = checked_mul(s.cycles, times);
+  const auto cycles = span ? checked_add(total_cycles_, *span) : std::nullopt;
+  if (!cycles) throw NeedWholeFile{};
+  total_cycles_ = *cycles;
+  for (const SignalCount& c : s.signals) {
+    auto it = totals_.begin();
+    while (it != totals_.end() && it->first != c.signal) ++it;
+    if (it == totals_.end()) it = totals_.insert(it, {c.signal, 0});
+    const auto add = checked_mul(*span, c.per_cycle);
+    const auto sum = add ? checked_add(it->second, *add) : std::nullopt;
+    if (!sum) throw NeedWholeFile{};
+    it->second = *sum;
+  }
+}
+
 const Segment* TomlSegmentStream::next() {
+  if (repeat_left_ > 0) {
+    --repeat_left_;
+    return &current_;
+  }
   while (chunk_next_ >= chunk_.size()) {
     if (!next_piece()) {
       if (ml_ != InString::none || depth_ != 0) throw NeedWholeFile{};  // an unclosed string or array
       return nullptr;
+    }
+    segment_line_ = piece_line_;
+    if (fast_segment(piece_, fast_)) {
+      // As parse_segment stores a repeat: one segment of repeat x cycles, or with a PC range
+      // the segment repeat times.
+      current_ = fast_.segment;
+      current_.signals = fast_.signals;
+      if (current_.pc_begin == current_.pc_end) {
+        current_.cycles *= fast_.repeat;  // checked by fast_segment
+        add_totals(current_, 1);
+      } else {
+        repeat_left_ = fast_.repeat - 1;
+        add_totals(current_, fast_.repeat);
+      }
+      return &current_;
     }
     chunk_ = Workload{};
     chunk_next_ = 0;
@@ -205,23 +242,8 @@ const Segment* TomlSegmentStream::next() {
     } catch (const Error&) {
       throw NeedWholeFile{};
     }
-    segment_line_ = piece_line_;
     // The totals, which must fit 64 bits as a whole-file read checks them.
-    for (std::size_t i = 0; i < chunk_.size(); ++i) {
-      const Segment s = chunk_.segment(i);
-      const auto cycles = checked_add(total_cycles_, s.cycles);
-      if (!cycles) throw NeedWholeFile{};
-      total_cycles_ = *cycles;
-      for (const SignalCount& c : s.signals) {
-        auto it = totals_.begin();
-        while (it != totals_.end() && it->first != c.signal) ++it;
-        if (it == totals_.end()) it = totals_.insert(it, {c.signal, 0});
-        const auto add = checked_mul(s.cycles, c.per_cycle);
-        const auto sum = add ? checked_add(it->second, *add) : std::nullopt;
-        if (!sum) throw NeedWholeFile{};
-        it->second = *sum;
-      }
-    }
+    for (std::size_t i = 0; i < chunk_.size(); ++i) add_totals(chunk_.segment(i), 1);
   }
   current_ = chunk_.segment(chunk_next_++);
   return &current_;
@@ -238,6 +260,7 @@ void TomlSegmentStream::rewind() {
   depth_ = 0;
   chunk_ = Workload{};
   chunk_next_ = 0;
+  repeat_left_ = 0;
   total_cycles_ = 0;
   totals_.clear();
 }

@@ -17,11 +17,25 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pmc::detail {
 
 struct NeedWholeFile {};
+
+// A [[segment]] as the quick path (workload_toml_fast.cpp) read it: the segment as written (its
+// cycles not yet multiplied by the repeat), its signals, its repeat.
+struct FastSegment {
+  Segment segment;
+  std::vector<SignalCount> signals;
+  std::uint64_t repeat = 1;
+  // The signal names met so far and their ids, so that a name is interned once, not per segment.
+  std::vector<std::pair<std::string, Signal>> names;
+};
+// The piece (a [[segment]] header line and the lines up to the next) read without toml++, or
+// false when it is not in the plain shape that path takes (the caller then parses it in full).
+bool fast_segment(std::string_view piece, FastSegment& out);
 
 class TomlSegmentStream {
  public:
@@ -46,6 +60,7 @@ class TomlSegmentStream {
   void scan(std::string_view text);  // follows strings and brackets over a line that is not a header
   enum class Header { none, segment, segment_part, other };
   [[nodiscard]] Header header_kind() const;
+  void add_totals(const Segment& s, std::uint64_t times);
 
   std::filesystem::path file_;
   std::FILE* f_ = nullptr;
@@ -64,8 +79,10 @@ class TomlSegmentStream {
   std::string piece_;
   std::size_t piece_line_ = 0;
   std::size_t segment_line_ = 0;
-  Workload chunk_;
+  Workload chunk_;               // the piece through toml++
   std::size_t chunk_next_ = 0;
+  FastSegment fast_;             // the piece through the quick path
+  std::uint64_t repeat_left_ = 0;  // more copies of current_ to give (a repeat with a PC range)
   Segment current_;
   // Totals so far, which must fit 64 bits.
   std::uint64_t total_cycles_ = 0;

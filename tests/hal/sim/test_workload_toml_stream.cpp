@@ -155,3 +155,74 @@ BOOST_AUTO_TEST_CASE(an_invalid_file_gets_the_whole_file_readers_error) {
   spit(open_string, "[[segment]]\ncycles = 1\n[[segment]]\ncycles = 2\nmode = \"\"\"user\n");
   BOOST_TEST(error_of(open_string).find(open_string.string() + ":5:") == 0u, error_of(open_string));
 }
+
+// The plain shape (a key per line, signals inline) is read without toml++; it must give what
+// the whole-file reader gives, segment for segment, and leave every value it cannot take to
+// the full reader's error.
+BOOST_AUTO_TEST_CASE(plain_segments_read_as_the_whole_file_reader_reads_them) {
+  TempDir tmp;
+  const std::string text =
+      "name = \"plain\"\n"
+      "[[segment]]\n"
+      "cycles = 1000\n"
+      "mode = \"kernel\"\n"
+      "signals = { instructions = 2, \"l2_ld.m\" = 1, branch-misses = 0x3, l2_rqsts.i = 4 }\n"
+      "[[segment]]\n"
+      "cycles = 0x10   # hex\n"
+      "halted = true\n"
+      "repeat = 3\n"
+      "cpu = 63\n"
+      "[[segment]]\n"
+      "cycles = 5\n"
+      "pc = [0x400000, 0x400100,]\n"
+      "repeat = 2\n"
+      "pid = 7\n"
+      "parent = 1\n"
+      "signals = {}\n"
+      "[[segment]]\n"
+      "cycles = 9223372036854775807\n"
+      "mode = 'user'\n";
+  const fs::path file = tmp.path() / "plain.toml";
+  spit(file, text);
+  const pmc::Workload whole = pmc::parse_workload(text, file.string());
+  pmc::WorkloadReader r(file);
+  std::size_t i = 0;
+  while (const pmc::Segment* s = r.next()) {
+    BOOST_REQUIRE(i < whole.size());
+    const pmc::Segment w = whole.segment(i++);
+    BOOST_TEST(s->cycles == w.cycles);
+    BOOST_TEST((s->mode == w.mode));
+    BOOST_TEST(s->halted == w.halted);
+    BOOST_TEST(s->pc_begin == w.pc_begin);
+    BOOST_TEST(s->pc_end == w.pc_end);
+    BOOST_TEST(s->cpu == w.cpu);
+    BOOST_TEST(s->pid == w.pid);
+    BOOST_TEST(s->parent == w.parent);
+    BOOST_REQUIRE_EQUAL(s->signals.size(), w.signals.size());
+    for (const pmc::SignalCount& c : w.signals) BOOST_TEST(s->per_cycle(c.signal) == c.per_cycle);
+  }
+  BOOST_TEST(i == whole.size());
+  // By hand: 1 + 1 (repeat 3 of 16 cycles is one of 48) + 2 (a PC range: each repeat apart) + 1.
+  BOOST_TEST(whole.size() == 5u);
+  BOOST_TEST(whole.segment(1).cycles == 48u);
+  BOOST_TEST(whole.segment(0).per_cycle("branch-misses") == 3u);
+
+  // Values the plain path must not take: the full reader's error for each.
+  const std::pair<const char*, const char*> bad[] = {
+      {"cycles = 0\n", "'cycles' must be > 0"},
+      {"cycles = 1\ncpu = 64\n", "'cpu' must be 0..63"},
+      {"cycles = 1\nsignals = { cycles = 1 }\n", "signal 'cycles' is implicit"},
+      {"cycles = 1\nsignals = { a = 1, \"a\" = 2 }\n", ":"},  // a key twice: a TOML error
+      {"cycles = 01\n", ":4:"},                                // a leading zero: not TOML
+      {"cycles = 1\nparent = 3\n", "'parent' 3 needs a 'pid'"},
+      {"cycles = 1\npc = [5, 5]\n", "'pc' must be [begin, end)"},
+      {"cycles = 9223372036854775807\nrepeat = 3\n", "overflows 64 bits"},
+      {"cycles = 1\nmode = \"idle\"\n", "unknown mode 'idle'"},
+  };
+  for (const auto& [segment, message] : bad) {
+    const fs::path f = tmp.path() / "bad.toml";
+    spit(f, std::string("[[segment]]\ncycles = 1\n[[segment]]\n") + segment);
+    BOOST_TEST(error_of(f).find(message) != std::string::npos, segment << " -> " << error_of(f));
+    BOOST_TEST(error_of(f).find(f.string() + ":") == 0u, error_of(f));
+  }
+}
