@@ -3,6 +3,7 @@
 // it a line at a time (a TOML file it reads whole); save_compact_workload writes it.
 #include "workload_format.hpp"
 
+#include "input_file.hpp"
 #include "toml_util.hpp"
 
 #include <pmc/error.hpp>
@@ -97,14 +98,8 @@ std::string rest_of(std::string_view line, std::size_t from) {
   return std::string(rest);
 }
 
-bool is_compact(const std::filesystem::path& file) {
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (!f) return false;
-  char head[kCompactMagic.size()] = {};
-  const std::size_t got = std::fread(head, 1, sizeof head, f);
-  std::fclose(f);
-  return got == sizeof head && std::string_view(head, sizeof head) == kCompactMagic;
-}
+// Whether the (open) workload file is in the compact form: its first line names it.
+bool is_compact(const detail::InputFile& in) { return in.peek(kCompactMagic.size()) == kCompactMagic; }
 
 }  // namespace
 
@@ -153,9 +148,9 @@ struct WorkloadReader::Impl {
     return true;
   }
 
-  void open_compact(const std::filesystem::path& path) {
-    file = std::fopen(path.c_str(), "rb");
-    if (!file) throw Error(errc::io, fmt::format("{}: cannot read file: {}", source, std::strerror(errno)));
+  // Streamed from `in` (a regular file: no size limit, a line at a time).
+  void open_compact(const std::filesystem::path& path, detail::InputFile& in) {
+    file = in.release_stream();
     std::string_view text;
     if (!read_line(text) || rest_of(text, 0) != fmt::format("{} 1", kCompactMagic))
       fail(1, errc::parse, fmt::format("a compact workload starts with the line '{} 1'", kCompactMagic));
@@ -321,12 +316,13 @@ struct WorkloadReader::Impl {
 
 WorkloadReader::WorkloadReader(const std::filesystem::path& file) : impl_(std::make_unique<Impl>()) {
   impl_->source = file.string();
-  if (is_compact(file)) {
+  detail::InputFile in(file, InputKind::workload);
+  if (is_compact(in)) {
     impl_->compact = true;
-    impl_->open_compact(file);
+    impl_->open_compact(file, in);
     return;
   }
-  impl_->whole = detail::workload_from_table(detail::parse_toml_file(file), file.string());
+  impl_->whole = detail::workload_from_table(detail::parse_toml_string(in.read_all(), file.string()), file.string());
   impl_->name = impl_->whole.name;
   impl_->description = impl_->whole.description;
 }
@@ -371,7 +367,11 @@ void WorkloadReader::rewind() {
 }
 
 Workload load_workload(const std::filesystem::path& file) {
-  if (!is_compact(file)) return detail::workload_from_table(detail::parse_toml_file(file), file.string());
+  {
+    detail::InputFile in(file, InputKind::workload);
+    if (!is_compact(in))
+      return detail::workload_from_table(detail::parse_toml_string(in.read_all(), file.string()), file.string());
+  }
   WorkloadReader reader(file);
   // Sized exactly first (a second pass over the file costs less than regrowing the storage).
   std::size_t segments = 0, signals = 0;
