@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(files_over_the_limit_are_refused_by_every_loader) {
 }
 
 // The limits are generous for real data (the largest bundled events file is 0.7 MB, a million
-// TOML segments about 100 MB), and a reader that asks gets the whole file.
+// TOML segments 70 to 100 MB), and a reader that asks gets the whole file.
 BOOST_AUTO_TEST_CASE(limits_and_a_regular_file) {
   BOOST_TEST(pmc::input_limit(pmc::InputKind::workload) == 256'000'000u);
   BOOST_TEST(pmc::input_limit(pmc::InputKind::events) == 64'000'000u);

@@ -26,7 +26,7 @@ struct KindInfo {
 };
 
 // The limits are generous for real data: the largest bundled events file is 0.7 MB, the largest
-// metric file 0.3 MB, a CPUID dump 8 KB, and a TOML workload of a million segments about 100 MB
+// metric file 0.3 MB, a CPUID dump 8 KB, and a TOML workload of a million segments 70 to 100 MB
 // (docs/user-guide.md, "Input files").
 KindInfo info(InputKind kind) {
   switch (kind) {
