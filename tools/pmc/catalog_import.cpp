@@ -3,10 +3,10 @@
 #include "catalog_import.hpp"
 
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <sstream>
 
 namespace pmc_cli {
@@ -151,8 +151,10 @@ std::set<unsigned> values(std::string_view p, int base, const std::string& where
 
 std::vector<MapRow> read_mapfile(const fs::path& dir) {
   const fs::path file = dir / "mapfile.csv";
-  std::ifstream in(file);
-  if (!in) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot be read (is --from the top of the tree?)", file.string()));
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot be read (is --from the top of the tree?)", file.string()));
+  std::istringstream in(pmc::read_input_file(file, pmc::InputKind::vendor_data));
   std::vector<MapRow> rows;
   std::string line;
   std::size_t n = 0;
@@ -180,12 +182,9 @@ std::vector<MapRow> read_mapfile(const fs::path& dir) {
 }
 
 nlohmann::json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot be read", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = pmc::read_input_file(file, pmc::InputKind::vendor_data);
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...".
     std::string what = e.what();

@@ -4,6 +4,7 @@
 #include "catalog_import.hpp"
 
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 #include <pmc/paths.hpp>
 
 #include <toml++/toml.h>
@@ -84,7 +85,7 @@ IntelTables read_tables(const fs::path& dir) {
     const fs::path file = dir / name;
     toml::table doc;
     try {
-      doc = toml::parse_file(file.string());
+      doc = toml::parse(pmc::read_input_file(file, pmc::InputKind::vendor_data), file.string());
     } catch (const toml::parse_error& e) {
       fail(fmt::format("{}:{}:{}: {}", file.string(), e.source().begin.line, e.source().begin.column, e.description()));
     }

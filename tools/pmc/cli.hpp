@@ -97,6 +97,11 @@ bool print(fmt::format_string<T...> format, T&&... args) noexcept {
 }
 // "pmc: MESSAGE" on stderr.
 void error_line(std::string_view message) noexcept;
+// At the end of a command: stdout flushed, and each output stream a write to which failed (stdout,
+// a file of -o) said on stderr, "pmc: writing FILE: REASON" ("writing standard output: No space
+// left on device"); returns status, or 1 for 0 when a write failed. EPIPE on stdout (the reader
+// left) is not a failure.
+int finish_output(int status) noexcept;
 
 // The config the options select (find_config, then --backend, --cpuid-dump, --access).
 pmc::Config make_config(const Options& o);
@@ -130,6 +135,7 @@ class Report {
 
  private:
   std::FILE* out_;
+  std::string path_;
   bool owned_ = false;
 };
 

@@ -3,13 +3,62 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 namespace pmc_cli {
 
+namespace {
+// The first failed write of each output stream of the command (stdout, the file of -o), with its
+// errno, said once when the command ends (finish_output). Failures on stderr have nowhere to go.
+struct WriteFailure {
+  std::FILE* stream;  // nullptr once the stream is closed (its address may be reused)
+  std::string name;
+  int error;
+};
+std::mutex g_outputs_lock;
+std::vector<WriteFailure> g_failures;
+std::vector<std::pair<std::FILE*, std::string>> g_report_files;  // open, with their names
+
+void note_failure(std::FILE* out, std::string name, int error) noexcept {
+  if (out == stderr) return;
+  try {
+    const std::lock_guard lock(g_outputs_lock);
+    for (const auto& [stream, file] : g_report_files)
+      if (name.empty() && stream == out) name = file;
+    if (name.empty()) name = out == stdout ? "standard output" : "an output file";
+    for (const WriteFailure& f : g_failures)
+      if ((out && f.stream == out) || f.name == name) return;  // the first failure of a stream says it
+    g_failures.push_back({out, std::move(name), error != 0 ? error : EIO});
+  } catch (...) {  // out of memory: the exit status cannot say it either
+  }
+}
+}  // namespace
+
 bool write(std::FILE* out, std::string_view text) noexcept {
   if (!out) return false;
+  errno = 0;
   const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  return std::fflush(out) == 0 && ok;
+  int error = errno;  // fwrite's, before fflush can change it
+  const bool flushed = std::fflush(out) == 0;
+  if (flushed && ok) return true;
+  if (error == 0) error = errno;
+  note_failure(out, {}, error);
+  return false;
+}
+
+int finish_output(int status) noexcept {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) note_failure(stdout, {}, errno);
+  const std::lock_guard lock(g_outputs_lock);
+  for (const WriteFailure& f : g_failures) {
+    // A reader that went away (`pmc list | head -1`) had what it wanted: not an error.
+    if (f.stream == stdout && f.error == EPIPE) continue;
+    error_line(fmt::format("writing {}: {}", f.name, std::strerror(f.error)));
+    if (status == 0) status = 1;
+  }
+  g_failures.clear();
+  return status;
 }
 
 void error_line(std::string_view message) noexcept {
@@ -111,10 +160,22 @@ Report::Report(const std::string& path, std::FILE* fallback) : out_(fallback) {
   out_ = std::fopen(path.c_str(), "w");
   if (!out_) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   owned_ = true;
+  path_ = path;
+  const std::lock_guard lock(g_outputs_lock);
+  g_report_files.emplace_back(out_, path_);
 }
 
 Report::~Report() {
-  if (owned_) std::fclose(out_);
+  if (!owned_) return;
+  // What is still buffered is written here: a failure (a full disk) is the command's error.
+  errno = 0;
+  if (std::fflush(out_) != 0 || std::ferror(out_)) note_failure(out_, path_, errno);
+  errno = 0;
+  if (std::fclose(out_) != 0) note_failure(nullptr, path_, errno);
+  const std::lock_guard lock(g_outputs_lock);
+  std::erase_if(g_report_files, [&](const auto& f) { return f.first == out_; });
+  for (WriteFailure& f : g_failures)
+    if (f.stream == out_) f.stream = nullptr;
 }
 
 }  // namespace pmc_cli

@@ -6,6 +6,7 @@
 // event (docs/fleet.md).
 #include "stat.hpp"
 
+#include "atomic_file.hpp"
 #include "exposition.hpp"
 
 #include <pmc/hal.hpp>
@@ -13,14 +14,11 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 
 namespace pmc_cli {
 
@@ -77,25 +75,6 @@ std::vector<ExpoFamily> families(const pmc::Hal& hal, const std::vector<Row>& ro
   out.push_back({"pmc_export_info", "The pmc export process: its backend and access method", false,
                  {{{{"backend", backend}, {"access", hal.backend() ? hal.access() : "none"}, {"version", PMC_VERSION}}, 1}}});
   return out;
-}
-
-// Write then rename: node_exporter never reads half a file.
-void write_textfile(const std::string& file, const std::string& text) {
-  const std::string tmp = fmt::format("{}.{}.tmp", file, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", tmp, std::strerror(errno)));
-    }
-  }
-  if (std::rename(tmp.c_str(), file.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot rename {} to it: {}", file, tmp, std::strerror(err)));
-  }
 }
 
 // civetweb's listening_ports: "ADDR:PORT", "[v6]:PORT" or "PORT" (every address; ":PORT" too).
@@ -208,7 +187,7 @@ int cmd_export(const Options& o) {
       const double span = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - last).count());
       const std::vector<MetricRow> metrics = evaluate(plan, difference(rows, previous), span);
       std::vector<ExpoFamily> f = families(hal, rows, metrics);
-      if (!o.textfile.empty()) write_textfile(o.textfile, exposition.text(f));
+      if (!o.textfile.empty()) AtomicFile(o.textfile, "--textfile").commit(exposition.text(f));  // never half a file
       if (server) server->publish(std::move(f));
       previous = rows;
       last = now;

@@ -3,8 +3,9 @@
 // import the vendors' event lists as catalogs.
 // This file parses the command line (options.cpp has the longer option lists); each subcommand is
 // its own file. Errors are one line on stderr; exit 2 for usage errors,
-// 1 for everything else, and stat and profile exit with the command's status. Nothing written to
-// an unwritable stream (stderr on /dev/full) changes the exit status.
+// 1 for everything else, and stat and profile exit with the command's status. A report that
+// could not be written (stdout or -o on a full disk) is an error naming the file, exit 1
+// (finish_output); only stderr may fail unnoticed (where would it be said?).
 #include "cli.hpp"
 #include "emulate.hpp"
 
@@ -18,7 +19,9 @@ namespace pmc_cli {
 int list_cpuid_dumps(const Options& o);  // list_dumps.cpp: pmc list --cpuid-dumps
 }
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   // A closed pipe is a write error to report, not a reason to die.
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"pmc: count CPU performance events through pmchal", "pmc"};
@@ -126,3 +129,8 @@ int main(int argc, char** argv) {
   }
   return 2;
 }
+
+}  // namespace
+
+// Every output stream is checked when the command ends: a report lost to a full disk is an error.
+int main(int argc, char** argv) { return finish_output(run(argc, argv)); }

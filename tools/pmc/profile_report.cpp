@@ -2,14 +2,8 @@
 // (profile_report.hpp).
 #include "profile_report.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 
@@ -223,47 +217,6 @@ std::string folded_stacks(const std::vector<NamedStack>& stacks) {
   std::string text;
   for (const auto& [line, n] : lines) text += fmt::format("{} {}\n", line, n);
   return text;
-}
-
-AtomicFile::AtomicFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
-  namespace fs = std::filesystem;
-  const fs::path target(path_);
-  std::error_code ec;
-  if (fs::is_directory(target, ec))
-    throw pmc::Error(pmc::errc::invalid_argument, fmt::format("{} {}: is a directory", what_, path_));
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string temp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
-  fd_ = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd_ < 0)
-    throw pmc::Error(pmc::errc::io, fmt::format("{} {}: cannot write there: {}", what_, path_, std::strerror(errno)));
-  temp_ = temp;
-}
-
-AtomicFile::~AtomicFile() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!temp_.empty()) ::unlink(temp_.c_str());
-}
-
-void AtomicFile::commit(const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw pmc::Error(pmc::errc::io, fmt::format("{} {}: writing: {}", what_, path_, std::strerror(n < 0 ? errno : ENOSPC)));
-    done += static_cast<std::size_t>(n);
-  }
-  const mode_t mask = ::umask(0);  // mkstemp's 0600 is for the temporary file: the result is an ordinary one
-  ::umask(mask);
-  ::fchmod(fd_, 0666 & ~mask);
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    throw pmc::Error(pmc::errc::io, fmt::format("{} {}: writing: {}", what_, path_, std::strerror(errno)));
-  }
-  fd_ = -1;
-  if (::rename(temp_.c_str(), path_.c_str()) != 0)
-    throw pmc::Error(pmc::errc::io, fmt::format("{} {}: {}", what_, path_, std::strerror(errno)));
-  temp_.clear();
 }
 
 }  // namespace pmc_cli

@@ -3,6 +3,7 @@
 // collapsed stacks (--folded) and the SVG flame graph (--flamegraph, profile_flamegraph.cpp).
 #pragma once
 
+#include "atomic_file.hpp"
 #include "cli.hpp"
 #include "profile_symbols.hpp"
 
@@ -51,21 +52,5 @@ json stacks_json(const std::vector<NamedStack>& stacks);
 std::string folded_stacks(const std::vector<NamedStack>& stacks);
 // A self-contained SVG flame graph (profile_flamegraph.cpp); `title` heads it.
 std::string flame_graph_svg(const std::vector<NamedStack>& stacks, const std::string& title);
-
-// A file written whole or not at all: a temporary file beside it, created at once (so that an
-// unwritable place fails before the command runs), renamed over it by commit(). `what` names
-// the option in messages ("--folded").
-class AtomicFile {
- public:
-  AtomicFile(std::string path, std::string what);
-  ~AtomicFile();
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-  void commit(const std::string& text);
-
- private:
-  std::string path_, what_, temp_;
-  int fd_ = -1;
-};
 
 }  // namespace pmc_cli

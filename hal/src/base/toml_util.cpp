@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace pmc::detail {
 
@@ -31,12 +29,8 @@ toml::table parse_toml_string(std::string_view text, const std::string& name) {
   }
 }
 
-toml::table parse_toml_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(errc::io, fmt::format("{}: cannot read file", file.string()));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_toml_string(buf.str(), file.string());
+toml::table parse_toml_file(const std::filesystem::path& file, InputKind kind) {
+  return parse_toml_string(read_input_file(file, kind), file.string());
 }
 
 std::string_view type_name(toml::node_type type) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 
 #include <toml++/toml.h>
 
@@ -24,9 +25,9 @@ std::string where(const toml::node& node);
 [[noreturn]] void fail_at(const toml::source_region& region, errc code, std::string_view message);
 [[noreturn]] void fail_at(const toml::node& node, errc code, std::string_view message);
 
-// Parse errors become pmc::Error(parse) "file:line:column: description"; an unreadable file
-// is pmc::Error(io) naming it.
-toml::table parse_toml_file(const std::filesystem::path& file);
+// Parse errors become pmc::Error(parse) "file:line:column: description"; the file is read as
+// read_input_file reads a file of that kind (a regular file within the kind's size limit).
+toml::table parse_toml_file(const std::filesystem::path& file, InputKind kind);
 toml::table parse_toml_string(std::string_view text, const std::string& name);
 
 // Throws attribute "file:line:column: unknown key 'x' in <context> (expected one of: a, b)".

@@ -9,14 +9,13 @@
 
 #include <pmc/error.hpp>
 #include <pmc/config.hpp>
+#include <pmc/input_file.hpp>
 #include <pmc/paths.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace pmc {
 
@@ -36,11 +35,7 @@ Config load_config(const fs::path& file) {
   // As root, a config others can write would let them choose the plugins root loads.
   if (auto why = detail::unsafe_for_root(file))
     throw Error(errc::permission, fmt::format("{}: not read: {}", file.string(), *why));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(errc::io, fmt::format("{}: cannot read file", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return detail::parse_config(text.str(), file);
+  return detail::parse_config(read_input_file(file, InputKind::config), file);
 }
 
 Config detail::parse_config(std::string_view text, const fs::path& file) {
@@ -127,9 +122,11 @@ Config detail::parse_config(std::string_view text, const fs::path& file) {
 }
 
 Config find_config(const std::optional<fs::path>& explicit_file) {
+  // A name that exists but is no regular file (a named pipe, a directory) is load_config's error,
+  // which says what it is.
   auto use = [](const fs::path& file, std::string found_by) {
     std::error_code ec;
-    if (!fs::is_regular_file(file, ec))
+    if (!fs::exists(file, ec))
       throw Error(errc::io, fmt::format("{}: config file not found (named by {})", file.string(), found_by));
     Config cfg = load_config(file);
     cfg.found_by = std::move(found_by);
@@ -148,9 +145,9 @@ Config find_config(const std::optional<fs::path>& explicit_file) {
     user = fs::path(home) / ".config" / "pmc" / "config.toml";
     user_name = "~/.config/pmc/config.toml";
   }
-  if (!user.empty() && fs::is_regular_file(user, ec)) return use(user, user_name);
+  if (!user.empty() && fs::exists(user, ec)) return use(user, user_name);
   const fs::path system("/etc/pmc/config.toml");
-  if (fs::is_regular_file(system, ec)) return use(system, system.string());
+  if (fs::exists(system, ec)) return use(system, system.string());
   Config cfg;
   cfg.found_by = "built-in defaults";
   return cfg;

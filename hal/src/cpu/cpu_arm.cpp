@@ -15,6 +15,7 @@
 
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 
 #include <fmt/format.h>
 
@@ -135,29 +136,9 @@ CpuInfo parse_cpu_description(std::string_view text, const std::string& name) {
   return cpu;
 }
 
-namespace {
-
-std::string read_file(const std::filesystem::path& path, const char* what) {
-  const std::string name = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(errc::io, fmt::format("{}: cannot read {}: is a directory", name, what));
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw Error(errc::io, fmt::format("{}: cannot read {}: {}", name, what,
-                                      err != 0 ? std::generic_category().message(err) : "cannot open"));
-  }
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw Error(errc::io, fmt::format("{}: cannot read {}: read error", name, what));
-  return text;
-}
-
-}  // namespace
-
 CpuInfo load_cpu_file(const std::filesystem::path& path) {
   if (path.extension() != ".toml") return load_cpuid_dump(path);
-  return parse_cpu_description(read_file(path, "CPU description"), path.string());
+  return parse_cpu_description(read_input_file(path, InputKind::cpu_description), path.string());
 }
 
 namespace detail {

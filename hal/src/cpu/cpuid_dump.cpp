@@ -21,13 +21,12 @@
 // other line is ignored.
 #include <pmc/cpu.hpp>
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -276,20 +275,7 @@ CpuidTable parse_cpuid_dump(std::string_view text, const std::string& name) {
 
 CpuInfo load_cpuid_dump(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(errc::io, fmt::format("{}: cannot read CPUID dump: is a directory", name));
-  }
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw Error(errc::io, fmt::format("{}: cannot read CPUID dump: {}", name,
-                                      err != 0 ? std::generic_category().message(err) : "cannot open"));
-  }
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw Error(errc::io, fmt::format("{}: cannot read CPUID dump: read error", name));
-  return decode_cpuid(parse_cpuid_dump(text, name), name);
+  return decode_cpuid(parse_cpuid_dump(read_input_file(path, InputKind::cpuid_dump), name), name);
 }
 
 }  // namespace pmc

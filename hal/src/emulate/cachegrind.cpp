@@ -3,6 +3,7 @@
 #include "cachegrind.hpp"
 
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 
 #include <fmt/format.h>
 
@@ -10,10 +11,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 
@@ -216,11 +215,7 @@ ProgramActivity parse_cachegrind(std::string_view text, const std::string& sourc
 }
 
 ProgramActivity load_cachegrind(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(errc::io, fmt::format("{}: cannot read: {}", file.string(), std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_cachegrind(text.str(), file.string());
+  return parse_cachegrind(read_input_file(file, InputKind::cachegrind_output), file.string());
 }
 
 }  // namespace pmc

@@ -55,7 +55,7 @@ const toml::table& table_of(const toml::node& n) {
 }  // namespace
 
 void add_catalog_rules(const Hal& hal, const std::filesystem::path& file, SignalMap& map, const EventRuleReader& read) {
-  const toml::table top = parse_toml_file(file);
+  const toml::table top = parse_toml_file(file, InputKind::emulation_rules);
   check_keys(top, {"reasons", "catalog"}, "a model's catalog-event rules");
   std::map<std::string, std::string, std::less<>> reasons;
   if (const toml::node* n = top.get("reasons")) {

@@ -122,7 +122,7 @@ Rule read_rule(const toml::table& t, const Notes& notes) {
 
 // Reads one rules file's [[signal]] rules into `out` (and, from the generic file, its [notes]).
 void read_file(const std::filesystem::path& file, bool generic, Notes& notes, std::vector<Rule>& out) {
-  const toml::table top = detail::parse_toml_file(file);
+  const toml::table top = detail::parse_toml_file(file, InputKind::emulation_rules);
   if (generic)
     detail::check_keys(top, {"notes", "signal"}, "the emulation's generic rules");
   else

@@ -5,6 +5,7 @@
 #include "cachegrind.hpp"
 
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 #include <pmc/process.hpp>
 
 #include <fmt/format.h>
@@ -13,7 +14,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <algorithm>
+#include <vector>
 #include <system_error>
 
 namespace pmc {
@@ -42,11 +44,27 @@ class TempDir {
 
 std::string valgrind_cache(const CacheGeometry& g) { return fmt::format("{},{},{}", g.size, g.ways, g.line); }
 
+// The lines of Valgrind's log (empty when it cannot be read: the log only explains a failure).
+std::vector<std::string> log_lines(const std::filesystem::path& log) {
+  std::string text;
+  try {
+    text = read_input_file(log, InputKind::tool_log);
+  } catch (const Error&) {
+    return {};
+  }
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
 // The lines of Valgrind's log that say what went wrong (its own, not the summary).
 std::string log_excerpt(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line)) {
+  std::string last;
+  for (const std::string& line : log_lines(log)) {
     std::string_view v = line;
     const std::string_view mark = v.substr(0, 2);
     if (mark == "==" || mark == "--") {  // "==123== text", "--123-- text"
@@ -59,9 +77,7 @@ std::string log_excerpt(const std::filesystem::path& log) {
 }
 
 std::string valgrind_version(const std::filesystem::path& log) {
-  std::ifstream in(log);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (const std::string& line : log_lines(log)) {
     const auto at = line.find("Using Valgrind-");
     if (at == std::string::npos) continue;
     std::string v = line.substr(at + 6);

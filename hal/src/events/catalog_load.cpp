@@ -356,7 +356,7 @@ void EventCatalog::load(const std::filesystem::path& path, std::string_view back
   materialize();
   try {
     for (const auto& f : files) {
-      toml::table doc = detail::parse_toml_file(f);
+      toml::table doc = detail::parse_toml_file(f, InputKind::events);
       detail::CatalogLoader::load(*this, doc, f.string(), backend);
     }
   } catch (...) {

@@ -141,7 +141,7 @@ std::vector<CpuCatalogRow> read_cpu_index(const fs::path& index, std::string_vie
   if (!key.empty())
     if (auto payload = ParseCache::load(key))
       if (auto rows = decode_rows(*payload)) return std::move(*rows);
-  std::vector<CpuCatalogRow> rows = read_rows(parse_toml_file(index), backend);
+  std::vector<CpuCatalogRow> rows = read_rows(parse_toml_file(index, InputKind::events), backend);
   ParseCache::store(key, encode_rows(rows));
   return rows;
 }

@@ -290,7 +290,7 @@ void MetricCatalog::load(const std::filesystem::path& file) {
   if (!key.empty())
     if (auto payload = detail::ParseCache::load(key)) defs = decode_metrics(*payload);
   if (!defs) {
-    defs = read_table(detail::parse_toml_file(file));
+    defs = read_table(detail::parse_toml_file(file, InputKind::metrics));
     detail::ParseCache::store(key, encode_metrics(*defs));
   }
   merge(std::move(*defs), metrics_);

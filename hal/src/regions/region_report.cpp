@@ -1,13 +1,12 @@
 // The region report (pmc/region.hpp, docs/regions.md): its JSON, written and read back, and the
 // table pmc stat --regions prints. The counting that makes a report is region.cpp's.
 #include <pmc/error.hpp>
+#include <pmc/input_file.hpp>
 #include <pmc/region.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <fstream>
 #include <iterator>
 #include <system_error>
 
@@ -89,15 +88,7 @@ RegionReport parse_region_report(std::string_view text, const std::string& name)
 }
 
 RegionReport load_region_report(const std::filesystem::path& path) {
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw Error(errc::io, fmt::format("{}: cannot read the region report: {}", path.string(),
-                                      err ? std::generic_category().message(err) : "cannot open"));
-  }
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_region_report(text, path.string());
+  return parse_region_report(read_input_file(path, InputKind::region_report), path.string());
 }
 
 std::string format_region_table(const RegionReport& report) {

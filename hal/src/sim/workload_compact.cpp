@@ -3,6 +3,7 @@
 // it a line at a time (a TOML file it reads whole); save_compact_workload writes it.
 #include "workload_format.hpp"
 
+#include "input_file.hpp"
 #include "toml_util.hpp"
 #include "workload_toml_stream.hpp"
 
@@ -97,14 +98,8 @@ std::string rest_of(std::string_view line, std::size_t from) {
   return std::string(rest);
 }
 
-bool is_compact(const std::filesystem::path& file) {
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (!f) return false;
-  char head[kCompactMagic.size()] = {};
-  const std::size_t got = std::fread(head, 1, sizeof head, f);
-  std::fclose(f);
-  return got == sizeof head && std::string_view(head, sizeof head) == kCompactMagic;
-}
+// Whether the (open) workload file is in the compact form: its first line names it.
+bool is_compact(const detail::InputFile& in) { return in.peek(kCompactMagic.size()) == kCompactMagic; }
 
 }  // namespace
 
@@ -155,9 +150,9 @@ struct WorkloadReader::Impl {
     return true;
   }
 
-  void open_compact(const std::filesystem::path& path) {
-    file = std::fopen(path.c_str(), "rb");
-    if (!file) throw Error(errc::io, fmt::format("{}: cannot read file: {}", source, std::strerror(errno)));
+  // Streamed from `in` (a regular file: no size limit, a line at a time).
+  void open_compact(const std::filesystem::path& path, detail::InputFile& in) {
+    file = in.release_stream();
     std::string_view text;
     if (!read_line(text) || rest_of(text, 0) != fmt::format("{} 1", kCompactMagic))
       fail(1, errc::parse, fmt::format("a compact workload starts with the line '{} 1'", kCompactMagic));
@@ -323,18 +318,19 @@ struct WorkloadReader::Impl {
 
 WorkloadReader::WorkloadReader(const std::filesystem::path& file) : impl_(std::make_unique<Impl>()) {
   impl_->source = file.string();
-  if (is_compact(file)) {
+  detail::InputFile in(file, InputKind::workload);
+  if (is_compact(in)) {
     impl_->compact = true;
-    impl_->open_compact(file);
+    impl_->open_compact(file, in);
     return;
   }
-  impl_->toml = detail::TomlSegmentStream::open(file);
+  impl_->toml = detail::TomlSegmentStream::open(file, in);
   if (impl_->toml) {
     impl_->name = impl_->toml->name();
     impl_->description = impl_->toml->description();
     return;
   }
-  impl_->whole = detail::workload_from_table(detail::parse_toml_file(file), file.string());
+  impl_->whole = detail::workload_from_table(detail::parse_toml_file(file, InputKind::workload), file.string());
   impl_->name = impl_->whole.name;
   impl_->description = impl_->whole.description;
 }
@@ -358,7 +354,7 @@ const Segment* WorkloadReader::next() {
     } catch (const detail::NeedWholeFile&) {
       // The whole-file reader words the error; or, if the file is valid after all, goes on
       // from the same segment.
-      m.whole = detail::workload_from_table(detail::parse_toml_file(m.source), m.source);
+      m.whole = detail::workload_from_table(detail::parse_toml_file(m.source, InputKind::workload), m.source);
       m.toml.reset();
       m.next_index = m.given;
     }

@@ -33,30 +33,21 @@ std::size_t skip_blanks(std::string_view s, std::size_t i) {
 
 }  // namespace
 
-std::unique_ptr<TomlSegmentStream> TomlSegmentStream::open(const std::filesystem::path& file) {
+std::unique_ptr<TomlSegmentStream> TomlSegmentStream::open(const std::filesystem::path& file, InputFile& in) {
   std::unique_ptr<TomlSegmentStream> s(new TomlSegmentStream());
   s->file_ = file;
-  s->f_ = std::fopen(file.c_str(), "rb");
-  if (!s->f_)
-    throw Error(errc::io, fmt::format("{}: cannot read workload: {}", file.string(), std::strerror(errno)));
+  s->f_ = in.release_stream();  // streamed: no size limit, as the compact form
+  s->buf_ = std::make_unique<char[]>(kBuffer);
   std::string preamble;
   bool found = false;
-  while (s->read_line()) {
-    if (s->ml_ == InString::none && s->depth_ == 0) {
-      const Header h = s->header_kind();
-      if (h == Header::segment) {
-        found = true;
-        break;
-      }
-      if (h != Header::none) return nullptr;  // a table before the first segment: read whole
-    }
-    s->scan(s->line_);
-    preamble += s->line_;
-    preamble += '\n';
+  try {
+    found = s->read_preamble(preamble);
+  } catch (const NeedWholeFile&) {
+    return nullptr;
   }
   if (!found) return nullptr;  // no [[segment]] (an error the whole-file reader words)
   s->have_line_ = true;
-  s->first_offset_ = std::ftell(s->f_);
+  s->first_offset_ = s->base_ + static_cast<long>(s->pos_);
   s->first_line_ = s->line_no_;
   try {
     const toml::table root = toml::parse(preamble, file.string());
@@ -73,19 +64,56 @@ std::unique_ptr<TomlSegmentStream> TomlSegmentStream::open(const std::filesystem
   return s;
 }
 
+// The lines before the first [[segment]] into `preamble`; true when that header was found.
+bool TomlSegmentStream::read_preamble(std::string& preamble) {
+  while (read_line()) {
+    if (ml_ == InString::none && depth_ == 0) {
+      const Header h = header_kind();
+      if (h == Header::segment) return true;
+      if (h != Header::none) return false;  // a table before the first segment: read whole
+    }
+    scan(line_);
+    preamble += line_;
+    preamble += '\n';
+    if (preamble.size() > kMaxPiece) return false;
+  }
+  return false;
+}
+
 TomlSegmentStream::~TomlSegmentStream() {
   if (f_) std::fclose(f_);
-  std::free(buf_);
 }
 
 bool TomlSegmentStream::read_line() {
-  const ssize_t n = ::getline(&buf_, &cap_, f_);
-  if (n < 0) return false;
-  std::size_t len = static_cast<std::size_t>(n);
-  if (len && buf_[len - 1] == '\n') --len;
-  line_.assign(buf_, len);
-  ++line_no_;
-  return true;
+  for (;;) {
+    const char* from = buf_.get() + pos_;
+    if (const void* nl = std::memchr(from, '\n', end_ - pos_)) {
+      const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - from);
+      line_.assign(from, len);
+      pos_ += len + 1;
+      ++line_no_;
+      return true;
+    }
+    if (eof_) {
+      if (pos_ == end_) return false;
+      line_.assign(from, end_ - pos_);  // the last line, without a newline
+      pos_ = end_;
+      ++line_no_;
+      return true;
+    }
+    if (pos_ == 0 && end_ == kBuffer) throw NeedWholeFile{};  // a line longer than the buffer
+    std::memmove(buf_.get(), from, end_ - pos_);
+    base_ += static_cast<long>(pos_);
+    end_ -= pos_;
+    pos_ = 0;
+    const std::size_t got = std::fread(buf_.get() + end_, 1, kBuffer - end_, f_);
+    if (got == 0) {
+      if (std::ferror(f_))
+        throw Error(errc::io, fmt::format("{}: cannot read workload: {}", file_.string(), std::strerror(errno)));
+      eof_ = true;
+    }
+    end_ += got;
+  }
 }
 
 TomlSegmentStream::Header TomlSegmentStream::header_kind() const {
@@ -182,6 +210,7 @@ bool TomlSegmentStream::next_piece() {
     scan(line_);
     piece_ += line_;
     piece_ += '\n';
+    if (piece_.size() > kMaxPiece) throw NeedWholeFile{};
   }
   return true;
 }
@@ -252,6 +281,9 @@ const Segment* TomlSegmentStream::next() {
 void TomlSegmentStream::rewind() {
   if (std::fseek(f_, first_offset_, SEEK_SET) != 0)
     throw Error(errc::io, fmt::format("{}: cannot seek back to the first segment", file_.string()));
+  base_ = first_offset_;
+  pos_ = end_ = 0;
+  eof_ = false;
   // The first header again, as open() left it.
   line_ = "[[segment]]";
   line_no_ = first_line_;

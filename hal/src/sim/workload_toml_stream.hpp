@@ -9,6 +9,8 @@
 // file, the same segments in the same order.
 #pragma once
 
+#include "input_file.hpp"
+
 #include <pmc/workload.hpp>
 
 #include <cstdint>
@@ -39,9 +41,10 @@ bool fast_segment(std::string_view piece, FastSegment& out);
 
 class TomlSegmentStream {
  public:
-  // Reads the lines before the first [[segment]] (name, description). nullptr when the file
-  // is not one this can stream (read it whole instead); throws io when it cannot be opened.
-  static std::unique_ptr<TomlSegmentStream> open(const std::filesystem::path& file);
+  // Reads the lines before the first [[segment]] (name, description) from `in`, the file
+  // opened and checked (base/input_file.hpp), which it takes over. nullptr when the file is not
+  // one this can stream (read it whole instead).
+  static std::unique_ptr<TomlSegmentStream> open(const std::filesystem::path& file, InputFile& in);
   ~TomlSegmentStream();
   TomlSegmentStream(const TomlSegmentStream&) = delete;
   TomlSegmentStream& operator=(const TomlSegmentStream&) = delete;
@@ -56,6 +59,7 @@ class TomlSegmentStream {
  private:
   TomlSegmentStream() = default;
   bool read_line();             // into line_; false at the end of the file
+  bool read_preamble(std::string& preamble);
   bool next_piece();            // the next [[segment]]'s text into piece_
   void scan(std::string_view text);  // follows strings and brackets over a line that is not a header
   enum class Header { none, segment, segment_part, other };
@@ -64,8 +68,14 @@ class TomlSegmentStream {
 
   std::filesystem::path file_;
   std::FILE* f_ = nullptr;
-  char* buf_ = nullptr;
-  std::size_t cap_ = 0;
+  // Read in blocks: bytes [pos_, end_) of buf_ are the file's from offset base_ + pos_ on.
+  // A line longer than the buffer, or a piece over kMaxPiece, is not streamed.
+  static constexpr std::size_t kBuffer = 256u << 10;
+  static constexpr std::size_t kMaxPiece = 16u << 20;
+  std::unique_ptr<char[]> buf_;
+  std::size_t pos_ = 0, end_ = 0;
+  long base_ = 0;
+  bool eof_ = false;
   std::string line_;
   bool have_line_ = false;       // line_ holds the next piece's header, already read
   std::size_t line_no_ = 0;      // of line_
