@@ -39,6 +39,7 @@ for t in "${targets[@]}"; do
     cpuid_dump) seeds=(data/cpuid/*.txt tests/data/cpuid/*) ;;
     workload_toml) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
     workload_reader) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
+    # catalog_cache: fuzz/corpus/catalog_cache/ alone (sections of bundled catalogs' cache files).
     *) seeds=() ;;
   esac
   [[ -d fuzz/corpus/"$t" ]] && seeds+=(fuzz/corpus/"$t"/*)

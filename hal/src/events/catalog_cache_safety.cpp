@@ -82,6 +82,8 @@ bool usable_cache_directory(const fs::path& dir, bool create) {
     if (!known_good.empty() && known_good == dir.native()) return true;
   }
   if (::geteuid() == 0) {
+    struct stat st{};
+    if (!create && ::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return false;  // no cache yet
     if (auto why = unsafe_directory_for_root(dir, create)) {
       cache_debug(fmt::format("{}: not used ({})", dir.string(), *why));
       return false;
