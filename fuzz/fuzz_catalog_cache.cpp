@@ -54,14 +54,15 @@ masks = [{ name = "M", value = 0x08, desc = "modified", generic = "cache-misses"
 
 // The catalog, its cache file and key, made once: a private directory under the current one.
 struct Setup {
-  fs::path toml, file;
+  fs::path dir, toml, file;
   std::string key;
   Setup() {
-    std::string dir = (fs::current_path() / "fuzz-catalog-cache.XXXXXX").string();
-    if (!::mkdtemp(dir.data())) std::abort();
-    toml = fs::path(dir) / "toy.toml";
+    std::string name = (fs::current_path() / "fuzz-catalog-cache.XXXXXX").string();
+    if (!::mkdtemp(name.data())) std::abort();
+    dir = name;
+    toml = dir / "toy.toml";
     std::ofstream(toml) << kToy;
-    const fs::path cache = fs::path(dir) / "cache";
+    const fs::path cache = dir / "cache";
     ::setenv("PMC_CACHE_DIR", cache.c_str(), 1);
     pmc::EventCatalog c;
     c.load(toml, "toy");  // parsed, and kept in the cache
@@ -74,6 +75,12 @@ struct Setup {
     if (!header) std::abort();
     key = header->key;
   }
+  ~Setup() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  Setup(const Setup&) = delete;
+  Setup& operator=(const Setup&) = delete;
 };
 
 const Setup& setup() {

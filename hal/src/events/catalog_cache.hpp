@@ -76,7 +76,7 @@ struct Reader {
     return s;
   }
   std::vector<std::string> strs() {
-    std::vector<std::string> v(u32());
+    std::vector<std::string> v(count());
     for (auto& s : v) s = str();
     return v;
   }
