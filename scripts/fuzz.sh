@@ -12,9 +12,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-# workload_reader (issue 26) is not yet in the default set CI runs: it has not had its first
-# clean run; `scripts/fuzz.sh 60 workload_reader` runs it.
-((${#targets[@]})) || targets=(event_string events_toml config_toml workload_toml cpuid_dump)
+((${#targets[@]})) || targets=(event_string events_toml config_toml workload_toml cpuid_dump workload_reader catalog_cache)
 build="${PMC_FUZZ_BUILD_DIR:-build-fuzz}"
 jobs="${PMC_FUZZ_JOBS:-1}"
 
@@ -39,6 +37,7 @@ for t in "${targets[@]}"; do
     cpuid_dump) seeds=(data/cpuid/*.txt tests/data/cpuid/*) ;;
     workload_toml) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
     workload_reader) seeds=(examples/workloads/*.toml tests/data/workloads/*.toml) ;;
+    # catalog_cache: fuzz/corpus/catalog_cache/ alone (sections of bundled catalogs' cache files).
     *) seeds=() ;;
   esac
   [[ -d fuzz/corpus/"$t" ]] && seeds+=(fuzz/corpus/"$t"/*)

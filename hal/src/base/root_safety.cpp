@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -88,6 +90,37 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
   }
   if (t_checks)
     for (auto& d : checked) t_checks->safe_dirs.insert(std::move(d));
+  return std::nullopt;
+}
+
+std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create) {
+  std::error_code ec;
+  std::filesystem::path full = std::filesystem::absolute(dir, ec).lexically_normal();
+  if (ec) return fmt::format("refused while running as root: directory {} has no absolute path", dir.string());
+  if (!full.has_filename() && full.has_relative_path()) full = full.parent_path();  // a trailing '/'
+  // From / down, each component by its own name (lstat: a symbolic link is refused, never
+  // followed), so that each directory is checked before anything is made or read in it.
+  std::filesystem::path at;
+  const std::filesystem::path last = full;
+  for (const auto& part : full) {
+    at /= part;
+    struct stat st {};
+    if (::lstat(at.c_str(), &st) != 0 && create && errno == ENOENT && ::mkdir(at.c_str(), 0700) != 0 &&
+        errno != EEXIST)
+      return fmt::format("refused while running as root: directory {} cannot be made", at.string());
+    if (::lstat(at.c_str(), &st) != 0)
+      return fmt::format("refused while running as root: directory {} does not exist", at.string());
+    if (S_ISLNK(st.st_mode))
+      return fmt::format("refused while running as root: {} is a symbolic link", at.string());
+    if (!S_ISDIR(st.st_mode)) return fmt::format("refused while running as root: {} is not a directory", at.string());
+    if (st.st_uid != 0 && st.st_uid != ::geteuid())
+      return fmt::format("refused while running as root: directory {} is owned by user {}, not root", at.string(),
+                         st.st_uid);
+    const bool sticky_root_dir = at != last && (st.st_mode & S_ISVTX) && st.st_uid == 0;
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root_dir)
+      return fmt::format("refused while running as root: directory {} is writable by {} (mode {})", at.string(),
+                         (st.st_mode & S_IWOTH) ? "everyone" : "its group", mode_text(st.st_mode));
+  }
   return std::nullopt;
 }
 

@@ -15,6 +15,15 @@ namespace pmc::detail {
 // sudo and ssh say it.
 std::optional<std::string> unsafe_for_root(const std::filesystem::path& file);
 
+// For a directory that root writes to and reads back from (the parse cache), by the rules above
+// and stricter: nullopt when every component of its absolute path, from / down to it, is a
+// directory, not a symbolic link, owned by root, and not writable by group or others (a sticky
+// root-owned directory above it is accepted, not the directory itself). Otherwise one line
+// saying which component and why. With `create`, a missing component is made (mode 0700) as
+// the walk reaches it, inside a directory already found safe. Checks whoever runs it; callers
+// ask only when the process is root.
+std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create);
+
 // While one exists on a thread (Hal::open makes one), unsafe_for_root remembers the directories
 // it found safe and does not walk them again: opening a HAL reads twenty-odd files under the
 // same few directories. Scopes nest; the outermost one owns the memory.

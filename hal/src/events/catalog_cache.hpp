@@ -1,8 +1,8 @@
 // The parse cache of event catalogs. Parsing TOML is the slow part of Hal::open (every
 // backend's data file for its probe table, the chosen backend's event files: about 35 ns a
 // byte with TOML++, 25 ms for the AMD catalogs), so a catalog's state after each load() is kept
-// in a binary file, keyed by the files it read (path, size, modification time, inode) and by
-// the loads before it. A later load() of the same unchanged files restores the PMU description
+// in a binary file, keyed by the files it read (path, size, modification and change times,
+// inode) and by the loads before it; each section of the file carries a checksum. A later load() of the same unchanged files restores the PMU description
 // at once and decodes the events only when they are first asked for (EventCatalog::events() and
 // the lookups). docs/performance.md describes it; PMC_CACHE_DIR moves or disables it.
 #pragma once
@@ -76,7 +76,7 @@ struct Reader {
     return s;
   }
   std::vector<std::string> strs() {
-    std::vector<std::string> v(u32());
+    std::vector<std::string> v(count());
     for (auto& s : v) s = str();
     return v;
   }
@@ -129,7 +129,8 @@ struct CatalogCache {
   static std::string step_key(const EventCatalog& cat, const std::filesystem::path& path, std::string_view backend,
                               const std::vector<std::filesystem::path>& files);
   // Restores cat to the state cached under key, its events pending; false when there is none
-  // (or it is not usable: another owner, writable by others, another format, a key collision).
+  // (or it is not usable: another owner, writable by others, not a regular file, a directory
+  // root may not trust, another format, a checksum that does not match, a key collision).
   static bool restore(EventCatalog& cat, const std::string& key);
   // Keeps cat (loaded, its CatalogState::cache_key the key) in the cache; failures are ignored.
   static void store(const EventCatalog& cat);
@@ -158,8 +159,8 @@ struct CatalogCache {
 // The same cache for other parsed files (the metric files): a payload of bytes the caller
 // writes and reads back, under a key that names the files and what was made of them.
 struct ParseCache {
-  // `what` (the kind and layout of the payload) and each file's path, size, modification time,
-  // inode and device; "" when there is no cache or a file cannot be stat'ed.
+  // `what` (the kind and layout of the payload) and each file's path, size, modification and
+  // change times, inode and device; "" when there is no cache or a file cannot be stat'ed.
   static std::string key(std::string_view what, const std::vector<std::filesystem::path>& files);
   // The payload stored under key, when a usable cache file has it (as CatalogCache::restore).
   static std::optional<std::string> load(const std::string& key);

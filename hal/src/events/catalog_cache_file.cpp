@@ -1,18 +1,22 @@
 // Cache files (catalog_cache.hpp): where they are (the directory and the name of a key's file),
-// the key of a load (the files' stamps), reading and writing them where only this user can, and
-// keeping and restoring a catalog or another parsed file (ParseCache) in them. A cache file:
-//   "PMCCAT02", u64 generation, u32 key length + key, u64 shape length + shape,
-//   u64 events length + events, u64 names length + names
+// the key of a load (the files' stamps), reading and writing them (where nobody else can
+// interfere: catalog_cache_safety.cpp), and keeping and restoring a catalog or another parsed
+// file (ParseCache) in them. A cache file:
+//   "PMCCAT03", u64 generation, u32 key length + key, u64 shape length + shape, u64 events
+//   length, u32 CRC-32 of all the bytes before it;
+//   the events, u32 CRC-32 of them;
+//   u64 names length + names, u32 CRC-32 of the length and the names
 // little-endian as the machine writes it (the key names the layout): the records are in
-// catalog_cache_records.cpp, the events and names are read back in catalog_cache_lazy.cpp.
+// catalog_cache_records.cpp, the events and names are read back in catalog_cache_lazy.cpp. A
+// section whose checksum does not match is never used: the file is removed, the TOML parsed.
 #include "catalog_cache.hpp"
 #include "catalog_cache_file.hpp"
 #include "catalog_state.hpp"
 #include "environment.hpp"
 
+#include <boost/crc.hpp>
 #include <fmt/format.h>
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +35,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '2'};
+constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '3'};
 
 // While a catalog is loaded again because its cache file failed: no cache (no recursion).
 thread_local bool t_bypass = false;
@@ -44,13 +48,9 @@ std::uint64_t fnv(std::string_view s) {
   return h;
 }
 
-// A file or directory this user may trust: its own, written by nobody else.
-bool trusted(const struct stat& st) {
-  return st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-// A stat of each file into a key: path, size, modification time, inode, device; false when one
-// cannot be stat'ed.
+// A stat of each file into a key: path, size, modification time, change time, inode, device;
+// false when one cannot be stat'ed. The change time catches a file rewritten in place to the
+// same size with its modification time set back (touch -d, utimensat): nobody can set it back.
 bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
   auto number = [&key](std::uint64_t v, char after) {
     char digits[24];
@@ -66,6 +66,8 @@ bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
     number(static_cast<std::uint64_t>(st.st_size), '\t');
     number(static_cast<std::uint64_t>(st.st_mtim.tv_sec), '.');
     number(static_cast<std::uint64_t>(st.st_mtim.tv_nsec), '\t');
+    number(static_cast<std::uint64_t>(st.st_ctim.tv_sec), '.');
+    number(static_cast<std::uint64_t>(st.st_ctim.tv_nsec), '\t');
     number(static_cast<std::uint64_t>(st.st_ino), '\t');
     number(static_cast<std::uint64_t>(st.st_dev), '\n');
   }
@@ -73,7 +75,8 @@ bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
 }
 
 // The cache file of a key, open, trusted (this user's, in a directory of this user's, written by
-// nobody else) and holding that key, its header read; nullopt when there is none usable.
+// nobody else; opened without blocking or following a link) and holding that key, its header
+// read and checked; nullopt when there is none usable (a damaged one is removed).
 struct OpenCacheFile {
   FileCloser f{nullptr};
   Header header;
@@ -81,52 +84,32 @@ struct OpenCacheFile {
 };
 std::optional<OpenCacheFile> open_cache_file(const std::string& key) {
   const auto dir = CatalogCache::directory();
-  if (!dir) return std::nullopt;
+  if (!dir || !usable_cache_directory(*dir, false)) return std::nullopt;
   OpenCacheFile out;
   out.file = CatalogCache::file_of(*dir, key);
-  out.f.f = std::fopen(out.file.c_str(), "rb");
-  if (!out.f.f) return std::nullopt;
-  struct stat st{}, dst{};
-  if (::fstat(fileno(out.f.f), &st) != 0 || !trusted(st) || ::stat(dir->c_str(), &dst) != 0 || !trusted(dst))
-    return std::nullopt;
+  auto f = open_for_reading(out.file);
+  if (!f) return std::nullopt;
+  std::swap(out.f.f, f->f);
   auto h = read_header(out.f.f);
-  if (!h || h->key != key) return std::nullopt;
+  if (!h) {
+    discard(out.file, out.f.f, "another format, or its header does not match its checksum");
+    return std::nullopt;
+  }
+  if (h->key != key) return std::nullopt;  // another key of the same hash: not ours to remove
   out.header = std::move(*h);
   return out;
 }
 
-// Writes a cache file: a temporary file of this user's only, renamed into place.
+// Writes a cache file: a temporary file of this user's only, renamed into place, in a directory
+// this user may trust (made when missing).
 void write_cache_file(const std::string& key, const std::string& shape, const std::string& events,
                       const std::string& names = {}) {
   const auto dir = CatalogCache::directory();
-  if (!dir) return;
-  Writer file;
-  file.out.append(kMagic, 8);
-  file.u64(static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-           (static_cast<std::uint64_t>(getpid()) << 40));
-  file.str(key);
-  file.u64(shape.size());
-  file.out += shape;
-  file.u64(events.size());
-  file.out += events;
-  file.u64(names.size());
-  file.out += names;
-
-  std::error_code ec;
-  if (fs::create_directories(*dir, ec)) fs::permissions(*dir, fs::perms::owner_all, fs::perm_options::replace, ec);
-  struct stat dst{};
-  if (::stat(dir->c_str(), &dst) != 0 || !trusted(dst)) return;
-  const fs::path target = CatalogCache::file_of(*dir, key);
-  const fs::path tmp = target.string() + fmt::format(".{}.tmp", getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  std::FILE* f = fd >= 0 ? fdopen(fd, "wb") : nullptr;
-  if (!f) {
-    if (fd >= 0) ::close(fd);
-    return;
-  }
-  bool ok = std::fwrite(file.out.data(), 1, file.out.size(), f) == file.out.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), target.c_str()) != 0) std::remove(tmp.c_str());
+  if (!dir || !usable_cache_directory(*dir, true)) return;
+  const std::uint64_t generation =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (static_cast<std::uint64_t>(getpid()) << 40);
+  write_atomically(CatalogCache::file_of(*dir, key), cache_file_bytes(key, generation, shape, events, names));
 }
 
 }  // namespace
@@ -136,17 +119,42 @@ bool& cache_bypassed() { return t_bypass; }
 std::optional<Header> read_header(std::FILE* f) {
   char magic[8];
   Header h;
-  std::uint32_t key_size = 0;
+  std::uint32_t key_size = 0, crc = 0;
   std::uint64_t shape_size = 0;
-  if (!read_exact(f, magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
-  if (!read_exact(f, &h.generation, 8) || !read_exact(f, &key_size, 4) || key_size > (1u << 24)) return std::nullopt;
+  boost::crc_32_type sum;
+  auto read = [&](void* to, std::size_t n) {
+    if (!read_exact(f, to, n)) return false;
+    sum.process_bytes(to, n);
+    return true;
+  };
+  if (!read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
+  if (!read(&h.generation, 8) || !read(&key_size, 4) || key_size > (1u << 24)) return std::nullopt;
   h.key.resize(key_size);
-  if (!read_exact(f, h.key.data(), key_size) || !read_exact(f, &shape_size, 8) || shape_size > (1u << 28))
-    return std::nullopt;
+  if (!read(h.key.data(), key_size) || !read(&shape_size, 8) || shape_size > (1u << 28)) return std::nullopt;
   h.shape.resize(shape_size);
-  if (!read_exact(f, h.shape.data(), shape_size) || !read_exact(f, &h.events_size, 8)) return std::nullopt;
-  h.events_offset = 8 + 8 + 4 + key_size + 8 + shape_size + 8;
+  if (!read(h.shape.data(), shape_size) || !read(&h.events_size, 8) || h.events_size > (1u << 30)) return std::nullopt;
+  if (!read_exact(f, &crc, 4) || crc != sum.checksum()) return std::nullopt;
+  h.events_offset = 8 + 8 + 4 + key_size + 8 + shape_size + 8 + 4;
   return h;
+}
+
+std::string cache_file_bytes(const std::string& key, std::uint64_t generation, const std::string& shape,
+                             const std::string& events, const std::string& names) {
+  Writer file;
+  file.out.append(kMagic, 8);
+  file.u64(generation);
+  file.str(key);
+  file.u64(shape.size());
+  file.out += shape;
+  file.u64(events.size());
+  file.u32(checksum(file.out.data(), file.out.size()));
+  file.out += events;
+  file.u32(checksum(events.data(), events.size()));
+  const std::size_t names_at = file.out.size();
+  file.u64(names.size());
+  file.out += names;
+  file.u32(checksum(file.out.data() + names_at, file.out.size() - names_at));
+  return std::move(file.out);
 }
 
 std::optional<fs::path> CatalogCache::directory() {
@@ -243,14 +251,14 @@ void CatalogCache::store(const EventCatalog& cat) {
     records.push_back(events.out.size());
     put(events, e);
   }
-  put_name_table(names, cat.events_, records);
+  put_name_table(names, cat.events_, records, events.out);
 
   write_cache_file(key, shape.out, events.out, names.out);
 }
 
 std::string ParseCache::key(std::string_view what, const std::vector<fs::path>& files) {
   if (t_bypass || !CatalogCache::directory()) return {};
-  std::string key = fmt::format("pmc-parsed 1 {}\n", what);
+  std::string key = fmt::format("pmc-parsed 2 {}\n", what);
   if (!append_stamps(key, files)) return {};
   return key;
 }

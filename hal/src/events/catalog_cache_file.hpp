@@ -1,12 +1,14 @@
 // What the parts of the parse cache share (catalog_cache.hpp): the records of events
-// (catalog_cache_records.cpp) and the reading of cache files (catalog_cache_file.cpp), which
-// catalog_cache_lazy.cpp uses to decode the events of a restored catalog.
+// (catalog_cache_records.cpp), the reading of cache files (catalog_cache_file.cpp), which
+// catalog_cache_lazy.cpp uses to decode the events of a restored catalog, and the safe opening
+// and writing of them (catalog_cache_safety.cpp).
 #pragma once
 
 #include "catalog_cache.hpp"
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,7 +24,10 @@ std::string layout_line();
 // event can be found and decoded without the others.
 void put(Writer& w, const EventDef& e);
 EventDef get_event(Reader& r);
-void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records);
+// Each entry holds the CRC-32 of its record too (the bytes of `events_section` from its offset to
+// the next record's), so that one record read alone is checked.
+void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records,
+                    const std::string& events_section);
 std::uint32_t name_hash(std::string_view name);  // of a name as iequal compares it
 
 // True while a catalog is loaded again because its cache file failed: no cache (no recursion).
@@ -43,13 +48,37 @@ struct FileCloser {
 
 inline bool read_exact(std::FILE* f, void* to, std::size_t n) { return std::fread(to, 1, n, f) == n; }
 
-// The header of a cache file up to its shape: generation, key, shape; nullopt when not usable.
+// The CRC-32 (Boost.CRC's crc_32_type) of n bytes: each section of a cache file carries one.
+std::uint32_t checksum(const void* data, std::size_t n);
+
+// The header of a cache file up to its shape: generation, key, shape; nullopt when not usable
+// (another format, a checksum that does not match).
 struct Header {
   std::uint64_t generation = 0;
   std::string key;
   std::string shape;
-  std::uint64_t events_offset = 0, events_size = 0;
+  std::uint64_t events_offset = 0, events_size = 0;  // the events' bytes (their checksum follows)
 };
 std::optional<Header> read_header(std::FILE* f);
+// The bytes of a cache file holding these sections (the layout in catalog_cache_file.cpp).
+std::string cache_file_bytes(const std::string& key, std::uint64_t generation, const std::string& shape,
+                             const std::string& events, const std::string& names);
+
+// What may go wrong with the files of a cache directory others can reach (catalog_cache_safety.cpp).
+// One line on stderr when PMC_DEBUG names "cache" (or "all"): why the cache was not used.
+void cache_debug(const std::string& line);
+// Whether dir may hold cache files: a directory of this user's that nobody else may write; as
+// root, by root_safety's rules for a directory root writes to (every component up to /, no
+// symbolic link). `create` makes it first when it is missing.
+bool usable_cache_directory(const std::filesystem::path& dir, bool create);
+// A cache file opened for reading without blocking (a FIFO) and without following a symbolic
+// link; nullopt unless it is a regular file of this user's that nobody else may write.
+std::optional<FileCloser> open_for_reading(const std::filesystem::path& file);
+// A damaged cache file, read through f, removed (when the name still leads to it) so that the
+// next load writes it again; `why` for PMC_DEBUG.
+void discard(const std::filesystem::path& file, std::FILE* f, const char* why);
+// Puts bytes at target: written to a new file of an unpredictable name beside it, made
+// exclusively (never through a link someone planted), then renamed into place.
+bool write_atomically(const std::filesystem::path& target, const std::string& bytes);
 
 }  // namespace pmc::detail

@@ -9,6 +9,8 @@
 
 #include <pmc/event.hpp>
 
+#include <boost/crc.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -47,6 +49,7 @@ struct CatalogSource::NameTable {
   const char* first = nullptr;    // the entries
   struct Entry {
     std::uint64_t offset = 0;  // of the event's record in the events section
+    std::uint32_t crc = 0;     // of the record
     std::string_view name, generic;
     std::vector<std::string_view> aliases, cpus;
     std::vector<std::pair<std::uint32_t, std::string_view>> mask_generics;  // (unit mask index, generic)
@@ -57,13 +60,14 @@ namespace {
 
 using NameTable = CatalogSource::NameTable;
 
-// The cache file of a source, opened and checked to be the one it was read from, positioned at
-// its events.
+// The cache file of a source, opened (as safely as at first: catalog_cache_safety.cpp) and
+// checked to be the one it was read from, positioned at its events.
 std::optional<FileCloser> reopen(const CatalogSource& src) {
-  FileCloser f{std::fopen(src.file.c_str(), "rb")};
-  if (!f.f) return std::nullopt;
-  const auto h = read_header(f.f);
-  if (!h || h->generation != src.generation || h->key != src.key) return std::nullopt;
+  auto f = open_for_reading(src.file);
+  if (!f) return std::nullopt;
+  const auto h = read_header(f->f);
+  if (!h || h->generation != src.generation || h->key != src.key || h->events_size != src.events_size)
+    return std::nullopt;
   return f;
 }
 
@@ -82,15 +86,24 @@ std::uint32_t u32_at(const char* p, std::size_t i) {
 }
 
 std::shared_ptr<const NameTable> read_names(const CatalogSource& src) {
+  auto f = reopen(src);
+  if (!f) return nullptr;  // gone or rewritten: decode the whole catalog instead
   try {
-    auto f = reopen(src);
-    if (!f || std::fseek(f->f, static_cast<long>(src.events_offset + src.events_size), SEEK_SET) != 0) return nullptr;
+    // Past the events and their checksum.
+    if (std::fseek(f->f, static_cast<long>(src.events_offset + src.events_size + 4), SEEK_SET) != 0)
+      throw std::runtime_error("no name table");
     std::uint64_t size = 0;
-    if (!read_exact(f->f, &size, 8) || size > (1u << 28)) return nullptr;
+    std::uint32_t crc = 0;
+    if (!read_exact(f->f, &size, 8) || size > (1u << 28)) throw std::runtime_error("no name table");
     auto t = std::make_shared<NameTable>();
     t->bytes.reset(new char[size]);
     t->size = size;
-    if (!read_exact(f->f, t->bytes.get(), size)) return nullptr;
+    if (!read_exact(f->f, t->bytes.get(), size) || !read_exact(f->f, &crc, 4))
+      throw std::runtime_error("truncated name table");
+    boost::crc_32_type sum;
+    sum.process_bytes(&size, 8);
+    sum.process_bytes(t->bytes.get(), size);
+    if (crc != sum.checksum()) throw std::runtime_error("its name table does not match its checksum");
     Reader r{t->bytes.get(), t->bytes.get() + size};
     t->entries = r.u32();
     r.need(std::size_t{4} * t->entries);
@@ -102,7 +115,8 @@ std::shared_ptr<const NameTable> read_names(const CatalogSource& src) {
     r.p += std::size_t{8} * t->keys;
     t->first = r.p;
     return t;
-  } catch (const std::exception&) {  // damaged: decode the whole catalog instead
+  } catch (const std::exception& e) {  // damaged: decode the whole catalog instead (the TOML)
+    discard(src.file, f->f, e.what());
     return nullptr;
   }
 }
@@ -117,6 +131,7 @@ NameTable::Entry entry(const CatalogSource& src, const NameTable& t, std::uint32
   NameTable::Entry e;
   e.offset = r.u64();
   if (e.offset >= src.events_size) throw std::runtime_error("record out of range");
+  e.crc = r.u32();
   e.name = view(r);
   for (std::size_t n = r.count(); n > 0; --n) e.aliases.push_back(view(r));
   e.generic = view(r);
@@ -136,9 +151,13 @@ std::unique_ptr<const EventDef> read_event(const CatalogSource& src, const NameT
     const std::uint64_t end = i + 1 < t.entries ? entry(src, t, i + 1).offset : src.events_size;
     if (end <= begin || end > src.events_size) return nullptr;
     auto f = reopen(src);
-    if (!f || std::fseek(f->f, static_cast<long>(src.events_offset + begin), SEEK_SET) != 0) return nullptr;
+    if (!f) return nullptr;
     std::string bytes(end - begin, '\0');
-    if (!read_exact(f->f, bytes.data(), bytes.size())) return nullptr;
+    if (std::fseek(f->f, static_cast<long>(src.events_offset + begin), SEEK_SET) != 0 ||
+        !read_exact(f->f, bytes.data(), bytes.size()) || checksum(bytes.data(), bytes.size()) != e.crc) {
+      discard(src.file, f->f, "an event's record is cut short or does not match its checksum");
+      return nullptr;
+    }
     Reader r{bytes.data(), bytes.data() + bytes.size()};
     auto def = std::make_unique<EventDef>(get_event(r));
     if (r.p != r.end || !iequal(def->name, e.name)) return nullptr;
@@ -231,18 +250,24 @@ const EventDef* CatalogCache::lookup(const EventCatalog& cat, Lookup kind, std::
 
 void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {
   const CatalogSource& src = *CatalogState::find(cat)->source;
-  try {
-    auto f = reopen(src);  // positioned at the events
-    if (!f) throw std::runtime_error("gone or rewritten");
-    const std::unique_ptr<char[]> bytes(new char[src.events_size]);  // not zeroed: all read
-    if (!read_exact(f->f, bytes.get(), src.events_size)) throw std::runtime_error("truncated");
-    Reader r{bytes.get(), bytes.get() + src.events_size};
-    std::vector<EventDef> events(r.count());
-    for (auto& e : events) e = get_event(r);
-    out = std::move(events);
-    return;
-  } catch (const std::exception&) {  // the cache file went away or changed: load the files again
+  if (auto f = reopen(src)) {  // positioned at the events; else gone or rewritten
+    try {
+      const std::unique_ptr<char[]> bytes(new char[src.events_size]);  // not zeroed: all read
+      std::uint32_t crc = 0;
+      if (!read_exact(f->f, bytes.get(), src.events_size) || !read_exact(f->f, &crc, 4))
+        throw std::runtime_error("its events are cut short");
+      if (checksum(bytes.get(), src.events_size) != crc)
+        throw std::runtime_error("its events do not match their checksum");
+      Reader r{bytes.get(), bytes.get() + src.events_size};
+      std::vector<EventDef> events(r.count());
+      for (auto& e : events) e = get_event(r);
+      out = std::move(events);
+      return;
+    } catch (const std::exception& e) {
+      discard(src.file, f->f, e.what());
+    }
   }
+  // The cache file went away, changed or is damaged: load the files again.
   cache_bypassed() = true;
   try {
     EventCatalog again;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,7 @@ namespace pmc::detail {
 
 // The layout the cache files were written with: a change of the structures changes the key.
 std::string layout_line() {
-  return fmt::format("pmc-catalog 5 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+  return fmt::format("pmc-catalog 6 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
                      sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
                      sizeof(CounterGroup), sizeof(BitField), sizeof(ExtraRegDef));
 }
@@ -49,10 +50,14 @@ void put(Writer& w, const BitField& f) {
 BitField get_bitfield(Reader& r) {
   BitField f;
   f.count = r.u32();
+  if (f.count > BitField::kMaxRanges) throw std::runtime_error("bit field of too many ranges");
   for (auto& range : f.ranges) {
     range.low = r.u32();
     range.width = r.u32();
   }
+  for (unsigned i = 0; i < f.count; ++i)  // what parse_bit_range accepts: inside a 64-bit register
+    if (f.ranges[i].width == 0 || f.ranges[i].low >= 64 || f.ranges[i].width > 64 - f.ranges[i].low)
+      throw std::runtime_error("bit range outside the register");
   return f;
 }
 
@@ -327,11 +332,13 @@ std::uint32_t name_hash(std::string_view name) {
 
 // The name table of a cache file (after the events), read by CatalogCache::lookup:
 //   u32 N; N x u32: where entry i starts in the entries; u32 M; M x (u32 hash, u32 key) sorted;
-//   the entries, per event in catalog order: the offset of its record in the events section and
-//   what a lookup compares (name, aliases, generic, the unit masks' generics, cpus).
+//   the entries, per event in catalog order: the offset of its record in the events section, the
+//   CRC-32 of the record, and what a lookup compares (name, aliases, generic, the unit masks'
+//   generics, cpus).
 // A key is the entry's index with its kind in bits 31:30 (0 name, 1 alias, 2 generic or a unit
 // mask's generic), so the keys of one hash come in the order the lookup rules try them.
-void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records) {
+void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records,
+                    const std::string& events_section) {
   Writer entries;
   std::vector<std::uint32_t> starts;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> index;
@@ -340,6 +347,8 @@ void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::v
     const auto n = static_cast<std::uint32_t>(i);
     starts.push_back(static_cast<std::uint32_t>(entries.out.size()));
     entries.u64(records[i]);
+    const std::uint64_t end = i + 1 < records.size() ? records[i + 1] : events_section.size();
+    entries.u32(checksum(events_section.data() + records[i], end - records[i]));
     entries.str(e.name);
     entries.strs(e.aliases);
     entries.str(e.generic);

@@ -178,16 +178,18 @@ BOOST_AUTO_TEST_CASE(a_cache_file_others_can_write_is_not_trusted) {
   (void)load(file);
   const auto files = cache_files(cache);
   BOOST_REQUIRE_EQUAL(files.size(), 1u);
-  // Change the description of LOADS inside the cache file (same length): what a restore from
-  // this file would show.
-  std::string bytes = slurp(files[0]);
-  const auto at = bytes.find("loads");
-  BOOST_REQUIRE(at != std::string::npos);
-  bytes.replace(at, 5, "LOADZ");
-  spit(files[0], bytes);
-  BOOST_TEST(load(file).find("LOADS")->description == "LOADZ");  // ours: restored from it
+  // Ours: restored from it, it stays as it is.
+  struct stat before{}, after{};
+  BOOST_REQUIRE(::stat(files[0].c_str(), &before) == 0);
+  BOOST_TEST(load(file).find("LOADS")->description == "loads");
+  BOOST_REQUIRE(::stat(files[0].c_str(), &after) == 0);
+  BOOST_TEST(after.st_ino == before.st_ino);
+  // Others may write it: not read, the TOML parsed and a file of ours written in its place.
   fs::permissions(files[0], fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_write);
-  BOOST_TEST(load(file).find("LOADS")->description == "loads");  // others may write it: parsed from the TOML
+  BOOST_TEST(load(file).find("LOADS")->description == "loads");
+  BOOST_REQUIRE(::stat(files[0].c_str(), &after) == 0);
+  BOOST_TEST(after.st_ino != before.st_ino);
+  BOOST_TEST((after.st_mode & 0777) == 0600u);
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_cache_dir_turns_the_cache_off) {

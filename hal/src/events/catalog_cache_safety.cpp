@@ -1,0 +1,164 @@
+// Cache files handled where nobody else can interfere (catalog_cache_file.hpp): the directory
+// trusted before anything in it is opened or made (as root by root_safety's rules for a
+// directory root writes to), files opened without blocking and without following links, their
+// sections checked against a CRC-32, written to a temporary file nobody can predict and renamed
+// into place. The cache is an optimisation: every refusal here means "parse the TOML", said on
+// stderr only when PMC_DEBUG names "cache".
+#include "catalog_cache_file.hpp"
+#include "root_safety.hpp"
+
+#include <boost/crc.hpp>
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+
+namespace pmc::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A file or directory this user may trust: its own, written by nobody else.
+bool trusted(const struct stat& st) { return st.st_uid == ::geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)); }
+
+bool debugging() {
+  static const bool on = [] {
+    const char* env = secure_getenv("PMC_DEBUG");  // ignored when setuid, as for the plugins
+    if (!env) return false;
+    std::string_view list(env);
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      const std::string_view item = list.substr(0, comma);
+      if (item == "cache" || item == "all") return true;
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+    return false;
+  }();
+  return on;
+}
+
+// A name in dir nobody can guess ahead: 16 random hex digits (the clock and the pid when the
+// kernel has no randomness to give).
+std::string unpredictable_suffix() {
+  std::uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof r))
+    r = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (static_cast<std::uint64_t>(::getpid()) << 40) ^ reinterpret_cast<std::uintptr_t>(&r);
+  return fmt::format(".{:016x}.tmp", r);
+}
+
+}  // namespace
+
+void cache_debug(const std::string& line) {
+  if (!debugging()) return;
+  const std::string text = fmt::format("pmchal: cache: {}\n", line);
+  if (::write(STDERR_FILENO, text.data(), text.size()) < 0) { /* stderr gone: nothing to tell */ }
+}
+
+std::uint32_t checksum(const void* data, std::size_t size) {
+  boost::crc_32_type crc;
+  crc.process_bytes(data, size);
+  return crc.checksum();
+}
+
+bool usable_cache_directory(const fs::path& dir, bool create) {
+  // A directory found usable for reading is not checked again while the process runs (each
+  // load of a catalog asks); making files in it is checked each time.
+  static std::mutex mutex;
+  static std::string known_good;
+  if (!create) {
+    std::lock_guard lock(mutex);
+    if (!known_good.empty() && known_good == dir.native()) return true;
+  }
+  if (::geteuid() == 0) {
+    struct stat st{};
+    if (!create && ::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return false;  // no cache yet
+    if (auto why = unsafe_directory_for_root(dir, create)) {
+      cache_debug(fmt::format("{}: not used ({})", dir.string(), *why));
+      return false;
+    }
+  } else {
+    std::error_code ec;
+    if (create && fs::create_directories(dir, ec))
+      fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    struct stat st{};
+    if (::stat(dir.c_str(), &st) != 0) return false;  // no cache yet: nothing to say
+    if (!S_ISDIR(st.st_mode) || !trusted(st)) {
+      cache_debug(fmt::format("{}: not used (not a directory of user {} that only it may write)", dir.string(),
+                              ::geteuid()));
+      return false;
+    }
+  }
+  std::lock_guard lock(mutex);
+  known_good = dir.native();
+  return true;
+}
+
+std::optional<FileCloser> open_for_reading(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) cache_debug(fmt::format("{}: not read ({})", file.string(), std::strerror(errno)));
+    return std::nullopt;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st)) {
+    cache_debug(fmt::format("{}: not read (not a regular file of user {} that only it may write)", file.string(),
+                            ::geteuid()));
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::FILE* f = ::fdopen(fd, "rb");
+  if (!f) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  return FileCloser(f);
+}
+
+void discard(const fs::path& file, std::FILE* f, const char* why) {
+  cache_debug(fmt::format("{}: discarded ({}); it is written again at the next load", file.string(), why));
+  struct stat opened{}, named{};
+  if (!f || ::fstat(fileno(f), &opened) != 0 || ::lstat(file.c_str(), &named) != 0) return;
+  if (opened.st_dev == named.st_dev && opened.st_ino == named.st_ino) ::unlink(file.c_str());
+}
+
+bool write_atomically(const fs::path& target, const std::string& bytes) {
+  // O_EXCL with O_NOFOLLOW: a name someone made first (a file, a link) fails the open, it is
+  // never written through; a fresh random name is tried instead.
+  fs::path tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 4 && fd < 0; ++attempt) {
+    tmp = target.native() + unpredictable_suffix();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    cache_debug(fmt::format("{}: not written ({})", target.string(), std::strerror(errno)));
+    return false;
+  }
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (ok && ::rename(tmp.c_str(), target.c_str()) == 0) return true;
+  cache_debug(fmt::format("{}: not written ({})", target.string(), std::strerror(errno)));
+  ::unlink(tmp.c_str());
+  return false;
+}
+
+}  // namespace pmc::detail
