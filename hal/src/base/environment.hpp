@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 
+#include <string_view>
+
 namespace pmc::detail {
 
 // The variable's value, or nullptr when it is unset or the process runs with privileges the
@@ -18,6 +20,21 @@ inline const char* environment(const char* name) { return ::secure_getenv(name);
 inline const char* environment_nonempty(const char* name) {
   const char* value = environment(name);
   return value && *value ? value : nullptr;
+}
+
+// Whether PMC_DEBUG, a comma-separated list, names `topic` ("plugins", "cache") or "all".
+inline bool debug_topic(std::string_view topic) {
+  const char* env = environment("PMC_DEBUG");
+  if (!env) return false;
+  std::string_view list(env);
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    if (item == topic || item == "all") return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
 }
 
 }  // namespace pmc::detail

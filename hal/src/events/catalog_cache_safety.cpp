@@ -4,6 +4,7 @@
 // sections checked against a CRC-32, written to a temporary file nobody can predict and renamed
 // into place. The cache is an optimisation: every refusal here means "parse the TOML", said on
 // stderr only when PMC_DEBUG names "cache".
+#include "environment.hpp"
 #include "catalog_cache_file.hpp"
 #include "root_safety.hpp"
 
@@ -32,19 +33,7 @@ namespace {
 bool trusted(const struct stat& st) { return st.st_uid == ::geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)); }
 
 bool debugging() {
-  static const bool on = [] {
-    const char* env = secure_getenv("PMC_DEBUG");  // ignored when setuid, as for the plugins
-    if (!env) return false;
-    std::string_view list(env);
-    while (!list.empty()) {
-      const auto comma = list.find(',');
-      const std::string_view item = list.substr(0, comma);
-      if (item == "cache" || item == "all") return true;
-      if (comma == std::string_view::npos) break;
-      list.remove_prefix(comma + 1);
-    }
-    return false;
-  }();
+  static const bool on = debug_topic("cache");
   return on;
 }
 

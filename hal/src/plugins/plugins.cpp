@@ -62,19 +62,7 @@ std::optional<std::string> check_version(std::uint32_t abi, std::uint32_t size, 
 // its factory) and after it, so a plugin that crashes, exits or hangs the process is the file
 // named last (docs/writing-a-backend.md). Written with one write(2) each, unbuffered.
 bool tracing() {
-  static const bool on = [] {
-    const char* env = detail::environment("PMC_DEBUG");
-    if (!env) return false;
-    std::string_view list(env);
-    while (!list.empty()) {
-      const auto comma = list.find(',');
-      const std::string_view item = list.substr(0, comma);
-      if (item == "plugins" || item == "all") return true;
-      if (comma == std::string_view::npos) break;
-      list.remove_prefix(comma + 1);
-    }
-    return false;
-  }();
+  static const bool on = detail::debug_topic("plugins");
   return on;
 }
 
