@@ -142,14 +142,16 @@ BOOST_AUTO_TEST_CASE(slow_clients_do_not_stop_a_scrape, *boost::unit_test::preco
   });
   std::this_thread::sleep_for(1s);  // the server has taken the slow connections by now
 
-  const auto answer = scrape(port, std::chrono::steady_clock::now() + 5s);
+  // Issue 26: a scrape answers within 1 s with 4 slow clients connected (it takes a few ms here;
+  // it took 30 s with two server threads).
+  const auto answer = scrape(port, std::chrono::steady_clock::now() + 1s);
   bool held = true;
   for (int fd : slow) held = held && still_open(fd);
   stop = true;
   dribble.join();
   for (int fd : slow) close(fd);
 
-  BOOST_TEST_REQUIRE(answer.has_value(), "the scrape did not complete within 5 s while 4 slow clients were connected");
+  BOOST_TEST_REQUIRE(answer.has_value(), "the scrape did not complete within 1 s while 4 slow clients were connected");
   BOOST_TEST(answer->rfind("HTTP/1.1 200", 0) == 0u, *answer);
   BOOST_TEST(answer->find("pmc_event_seconds_total") != std::string::npos, *answer);
   BOOST_TEST(held, "the slow clients were dropped before the scrape: the test did not test");
