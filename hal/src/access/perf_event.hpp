@@ -22,6 +22,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdint>
@@ -229,6 +230,46 @@ class PerfAccess final : public Access {
   // target, no sampling event. The values (scaled when multiplexed) into out[0..size()).
   [[nodiscard]] bool direct_readable() const { return targets_.size() == 1 && samplers_.empty(); }
   void read_values(std::uint64_t* out);
+  // The same direct read with the group's times: the counts (scaled when multiplexed) into the
+  // value, time_enabled, time_running and extrapolated of out[0..size()) (a Count, or the
+  // session's Readings themselves); false when the direct path does not apply now (rdpmc, an
+  // interrupted read, ids out of order), and the caller takes read_counts.
+  template <class Out>
+  bool read_group(Out* out) {
+    if (direct_fd_ < 0) return false;
+    std::uint64_t* buf = buffer_.data();
+    if (::read(direct_fd_, buf, direct_bytes_) != static_cast<ssize_t>(direct_bytes_)) [[unlikely]]
+      return false;
+    const Target& t = targets_.front();
+    const Raw* base = t.base.data();
+    const std::uint64_t* ids = t.ids.data();
+    const std::size_t n = t.ids.size();  // the group's events, in order
+    if (buf[0] != n) [[unlikely]]
+      return false;
+    // Every base of a group read has the group's times.
+    const std::uint64_t enabled = buf[1] - base[0].time_enabled, running = buf[2] - base[0].time_running;
+    if (running >= enabled && running != 0) [[likely]] {
+      for (std::size_t k = 0; k < n; ++k) {
+        if (buf[4 + 2 * k] != ids[k]) [[unlikely]]
+          return false;
+        out[k].value = buf[3 + 2 * k] - base[k].value;
+        out[k].time_enabled = enabled;
+        out[k].time_running = running;
+        out[k].extrapolated = false;
+      }
+      return true;
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      if (buf[4 + 2 * k] != ids[k]) [[unlikely]]
+        return false;
+      const Count c = scale_count(buf[3 + 2 * k] - base[k].value, enabled, running);
+      out[k].value = c.value;
+      out[k].time_enabled = c.time_enabled;
+      out[k].time_running = c.time_running;
+      out[k].extrapolated = c.extrapolated;
+    }
+    return true;
+  }
   [[nodiscard]] std::size_t counts_per_event() const override {
     return scope_.kind == Scope::Kind::each_cpu ? targets_.size() : 1;
   }

@@ -3,6 +3,7 @@
 #include "session_impl.hpp"
 
 #include "access.hpp"
+#include "perf_event.hpp"
 
 #include <pmc/error.hpp>
 
@@ -121,6 +122,9 @@ std::size_t SessionImpl::read_through(ReadPlan& plan, std::span<std::uint64_t> v
 // The numbers only, into the readings the plan built: no allocation, no string.
 const std::vector<Reading>& SessionImpl::read() {
   ReadPlan& plan = read_plan();
+  // One perf group, its events in order: straight into the readings.
+  if (plan.direct && plan.direct->read_group(plan.readings_out.data())) [[likely]]
+    return plan.readings_out;
   read_counts(plan);
   const Count* counts = plan.counts.data();
   const std::uint32_t* route = plan.route.data();
