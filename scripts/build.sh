@@ -23,6 +23,8 @@ if ((${#missing[@]})); then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 
+source scripts/packages.sh
+use_ccache
 build="${PMC_BUILD_DIR:-build}"
 args=(-S . -B "$build" -DCMAKE_BUILD_TYPE="${PMC_BUILD_TYPE:-RelWithDebInfo}" -DPMC_WERROR="${PMC_WERROR:-OFF}")
 [[ -n "${PMC_CXX:-}" ]] && args+=(-DCMAKE_CXX_COMPILER="$PMC_CXX")

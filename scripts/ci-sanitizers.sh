@@ -13,6 +13,7 @@ which="${1:-all}"
 jobs="$(nproc)"
 source scripts/packages.sh
 ensure_packages clang-14 libclang-rt-14-dev
+use_ccache
 
 # configure DIR SANITIZERS: a clang build of everything with those sanitizers. The runtimes are
 # linked into executables only; the plugins' and libpmchal's references to them resolve when

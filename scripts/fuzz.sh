@@ -18,6 +18,7 @@ jobs="${PMC_FUZZ_JOBS:-1}"
 
 source scripts/packages.sh
 ensure_packages clang-14 libclang-rt-14-dev
+use_ccache
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_C_COMPILER=clang-14 \
   -DPMC_FUZZ=ON -DPMC_BUILD_TESTS=OFF -DPMC_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz

@@ -71,21 +71,24 @@ WorkloadRun.__doc__ = "A simulated workload's run: its cycles, those on CPUs not
 
 
 def _split_events(events):
-    """Event strings from a string (perf's comma list: "task-clock,page-faults") or an iterable
-    of them. The commas inside perf's raw PMU syntax ("cpu/event=0x3c,umask=0/") do not split."""
+    """The entries of perf's event list, from a string ("task-clock,{cycles,instructions}") or an
+    iterable of them: each an event string, or a "{a,b}" group (with any modifiers after it),
+    which the library splits and counts together. The commas inside perf's raw PMU syntax
+    ("cpu/event=0x3c,umask=0/") and inside a group do not split."""
     if isinstance(events, (str, bytes)):
         events = [events]
     out = []
     for item in events:
         text = os.fsdecode(item)
-        if "{" in text or "}" in text:
-            raise Error(f"event list '{text}': groups ({{a,b}}) cannot be added through the C API; "
-                        "add the events one by one", _capi.PMC_ERR_INVALID_ARGUMENT)
-        start, in_pmu = 0, False
+        start, in_pmu, depth = 0, False, 0
         for i, ch in enumerate(text):
-            if ch == "/":
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+            elif ch == "/" and depth == 0:
                 in_pmu = not in_pmu
-            elif ch == "," and not in_pmu:
+            elif ch == "," and not in_pmu and depth == 0:
                 out.append(text[start:i])
                 start = i + 1
         out.append(text[start:])
@@ -93,6 +96,10 @@ def _split_events(events):
         if not e.strip():
             raise Error(f"event list {events!r}: an empty event", _capi.PMC_ERR_INVALID_ARGUMENT)
     return out
+
+
+def _is_group(entry):
+    return "{" in entry or "}" in entry
 
 
 def _config(backend=None, access=None, cpuid_dump=None, plugin_path=(), events_path=()):
@@ -260,6 +267,11 @@ class Session(_Handle):
         h = self._h()
         have = {r.event for r in self.readings()}
         for e in _split_events(events):
+            if _is_group(e):  # the library splits it and counts its events together
+                _check(_lib.pmc_session_add_list(h, e.encode()))
+                self._layout = None
+                have = {r.event for r in self.readings()}
+                continue
             if e in have:
                 raise Error(f"event '{e}' is already in the session", _capi.PMC_ERR_INVALID_ARGUMENT)
             _check(_lib.pmc_session_add(h, e.encode()))
@@ -454,6 +466,10 @@ def regions_init(events=("task-clock",), **hal_args):
     from hal_args (Hal's keyword arguments other than config=; none: as Hal() would). Only before
     the first region of the process."""
     names = _split_events(events)
+    for n in names:
+        if _is_group(n):
+            raise Error(f"regions_init: '{n}': regions count events one by one, not groups",
+                        _capi.PMC_ERR_INVALID_ARGUMENT)
     arr = (ctypes.c_char_p * len(names))(*[n.encode() for n in names])
     if "config" in hal_args:
         raise Error("regions_init: config= is not supported by the C API; give the values",

@@ -80,6 +80,7 @@ _SIGNATURES = {
     "pmc_session_open": (ctypes.c_int, [_p, ctypes.POINTER(Scope), ctypes.POINTER(_p)]),
     "pmc_session_close": (None, [_p]),
     "pmc_session_add": (ctypes.c_int, [_p, ctypes.c_char_p]),
+    "pmc_session_add_list": (ctypes.c_int, [_p, ctypes.c_char_p]),
     "pmc_session_start": (ctypes.c_int, [_p]),
     "pmc_session_stop": (ctypes.c_int, [_p]),
     "pmc_session_reset": (ctypes.c_int, [_p]),

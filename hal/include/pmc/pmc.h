@@ -154,6 +154,11 @@ PMC_C_API void pmc_session_close(pmc_session* session);
 /* Adds one event string ("INST_RETIRED:u", "cycles", "task-clock"); on error the session is as it
  * was. Not while the session counts. */
 PMC_C_API pmc_status pmc_session_add(pmc_session* session, const char* event);
+/* Adds a list in perf's -e syntax: "cycles,instructions", "{cycles,instructions},page-faults".
+ * Each event alone as pmc_session_add does; the events of a {a,b} group are counted together
+ * (one event set: all or none of the group is added). The list's syntax is checked before
+ * anything is added; when an entry is refused, the entries before it stay added. */
+PMC_C_API pmc_status pmc_session_add_list(pmc_session* session, const char* list);
 PMC_C_API pmc_status pmc_session_start(pmc_session* session);
 PMC_C_API pmc_status pmc_session_stop(pmc_session* session);
 PMC_C_API pmc_status pmc_session_reset(pmc_session* session);

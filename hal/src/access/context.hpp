@@ -58,7 +58,11 @@ struct Context {
   std::string access_reason;  // why that one
   std::string why;     // why this backend, or why none (for "needs a backend" errors)
   std::shared_ptr<const ModelRegistry> models;
-  std::vector<std::string> profiling_backends;  // loaded backends whose driver samples (for messages)
+  std::shared_ptr<const PluginSet> plugins;  // every plugin library (for messages naming backends)
+  // The backends whose driver samples at counter interrupts (loads the ones Hal::open did not).
+  [[nodiscard]] std::vector<std::string> profiling_backends() const {
+    return plugins ? plugins->profiling_backends() : std::vector<std::string>{};
+  }
   [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
   [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
   // Hybrid CPUs: every core type, this CPU's own part first; empty otherwise.

@@ -6,6 +6,7 @@
 #include "embed.hpp"
 
 #include <pmc/pmc.h>
+#include <pmc/event_list.hpp>
 #include <pmc/pmc.hpp>
 #include <pmc/region.hpp>
 
@@ -313,6 +314,22 @@ pmc_status pmc_session_add(pmc_session* session, const char* event) {
     need(event, "pmc_session_add", "event");
     session->session.add(event);
     session->layout_valid = false;
+  });
+}
+
+pmc_status pmc_session_add_list(pmc_session* session, const char* list) {
+  return guarded([&] {
+    need(session, "pmc_session_add_list", "session");
+    need(list, "pmc_session_add_list", "list");
+    const std::vector<pmc::EventGroup> groups = pmc::parse_event_list(std::string_view(list));  // before any add
+    for (const pmc::EventGroup& g : groups) {
+      if (g.braces) {
+        session->session.add_group(g.events);
+      } else {
+        for (const std::string& e : g.events) session->session.add(e);
+      }
+      session->layout_valid = false;
+    }
   });
 }
 

@@ -156,6 +156,11 @@ struct CatalogCache {
   static bool get_shape(Reader& r, EventCatalog& cat);
 };
 
+// A [pmu] section in a cache record's bytes, and back (catalog_cache_records.cpp; read_pmu throws
+// std::runtime_error on a damaged record, as Reader does).
+void put_pmu(Writer& w, const PmuDescription& p);
+PmuDescription read_pmu(Reader& r);
+
 // The same cache for other parsed files (the metric files): a payload of bytes the caller
 // writes and reads back, under a key that names the files and what was made of them.
 struct ParseCache {

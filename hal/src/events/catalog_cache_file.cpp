@@ -2,10 +2,10 @@
 // the key of a load (the files' stamps), reading and writing them (where nobody else can
 // interfere: catalog_cache_safety.cpp), and keeping and restoring a catalog or another parsed
 // file (ParseCache) in them. A cache file:
-//   "PMCCAT03", u64 generation, u32 key length + key, u64 shape length + shape, u64 events
-//   length, u32 CRC-32 of all the bytes before it;
-//   the events, u32 CRC-32 of them;
-//   u64 names length + names, u32 CRC-32 of the length and the names
+//   "PMCCAT04", u64 generation, u32 key length + key, u64 shape length + shape, u64 events
+//   length, u32 CRC-32C of all the bytes before it;
+//   the events, u32 CRC-32C of them;
+//   u64 names length + names, u32 CRC-32C of the length and the names
 // little-endian as the machine writes it (the key names the layout): the records are in
 // catalog_cache_records.cpp, the events and names are read back in catalog_cache_lazy.cpp. A
 // section whose checksum does not match is never used: the file is removed, the TOML parsed.
@@ -14,7 +14,6 @@
 #include "catalog_state.hpp"
 #include "environment.hpp"
 
-#include <boost/crc.hpp>
 #include <fmt/format.h>
 
 #include <sys/stat.h>
@@ -35,7 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '3'};
+constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '4'};
 
 // While a catalog is loaded again because its cache file failed: no cache (no recursion).
 thread_local bool t_bypass = false;
@@ -121,10 +120,10 @@ std::optional<Header> read_header(std::FILE* f) {
   Header h;
   std::uint32_t key_size = 0, crc = 0;
   std::uint64_t shape_size = 0;
-  boost::crc_32_type sum;
+  Checksum sum;
   auto read = [&](void* to, std::size_t n) {
     if (!read_exact(f, to, n)) return false;
-    sum.process_bytes(to, n);
+    sum.add(to, n);
     return true;
   };
   if (!read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
@@ -133,7 +132,7 @@ std::optional<Header> read_header(std::FILE* f) {
   if (!read(h.key.data(), key_size) || !read(&shape_size, 8) || shape_size > (1u << 28)) return std::nullopt;
   h.shape.resize(shape_size);
   if (!read(h.shape.data(), shape_size) || !read(&h.events_size, 8) || h.events_size > (1u << 30)) return std::nullopt;
-  if (!read_exact(f, &crc, 4) || crc != sum.checksum()) return std::nullopt;
+  if (!read_exact(f, &crc, 4) || crc != sum.value()) return std::nullopt;
   h.events_offset = 8 + 8 + 4 + key_size + 8 + shape_size + 8 + 4;
   return h;
 }

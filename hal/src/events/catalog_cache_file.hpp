@@ -4,6 +4,8 @@
 // and writing of them (catalog_cache_safety.cpp).
 #pragma once
 
+#include <boost/crc.hpp>
+
 #include "catalog_cache.hpp"
 
 #include <cstdint>
@@ -24,7 +26,7 @@ std::string layout_line();
 // event can be found and decoded without the others.
 void put(Writer& w, const EventDef& e);
 EventDef get_event(Reader& r);
-// Each entry holds the CRC-32 of its record too (the bytes of `events_section` from its offset to
+// Each entry holds the CRC-32C of its record too (the bytes of `events_section` from its offset to
 // the next record's), so that one record read alone is checked.
 void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::vector<std::uint64_t>& records,
                     const std::string& events_section);
@@ -48,7 +50,24 @@ struct FileCloser {
 
 inline bool read_exact(std::FILE* f, void* to, std::size_t n) { return std::fread(to, 1, n, f) == n; }
 
-// The CRC-32 (Boost.CRC's crc_32_type) of n bytes: each section of a cache file carries one.
+// The CRC-32C (Castagnoli) each section of a cache file carries: the SSE4.2 CRC32 instruction
+// where the CPU has it (eight bytes an instruction: the headers are checked at every Hal::open),
+// Boost.CRC's table otherwise. Both give the same value (tests/hal/events/test_catalog_cache_safety.cpp).
+class Checksum {
+ public:
+  Checksum();                                    // the instruction when this CPU has it
+  explicit Checksum(bool hardware);              // the instruction (when available) or the table
+  void add(const void* data, std::size_t n);
+  [[nodiscard]] std::uint32_t value() const;
+  [[nodiscard]] bool hardware() const { return hardware_; }
+
+ private:
+  bool hardware_;
+  std::uint32_t state_ = 0xFFFFFFFFu;  // the instruction's running remainder
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> table_;
+};
+
+// The checksum of n bytes in one piece.
 std::uint32_t checksum(const void* data, std::size_t n);
 
 // The header of a cache file up to its shape: generation, key, shape; nullopt when not usable

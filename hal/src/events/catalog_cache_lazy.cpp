@@ -9,7 +9,6 @@
 
 #include <pmc/event.hpp>
 
-#include <boost/crc.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -100,10 +99,10 @@ std::shared_ptr<const NameTable> read_names(const CatalogSource& src) {
     t->size = size;
     if (!read_exact(f->f, t->bytes.get(), size) || !read_exact(f->f, &crc, 4))
       throw std::runtime_error("truncated name table");
-    boost::crc_32_type sum;
-    sum.process_bytes(&size, 8);
-    sum.process_bytes(t->bytes.get(), size);
-    if (crc != sum.checksum()) throw std::runtime_error("its name table does not match its checksum");
+    Checksum sum;
+    sum.add(&size, 8);
+    sum.add(t->bytes.get(), size);
+    if (crc != sum.value()) throw std::runtime_error("its name table does not match its checksum");
     Reader r{t->bytes.get(), t->bytes.get() + size};
     t->entries = r.u32();
     r.need(std::size_t{4} * t->entries);

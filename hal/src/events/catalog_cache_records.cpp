@@ -333,7 +333,7 @@ std::uint32_t name_hash(std::string_view name) {
 // The name table of a cache file (after the events), read by CatalogCache::lookup:
 //   u32 N; N x u32: where entry i starts in the entries; u32 M; M x (u32 hash, u32 key) sorted;
 //   the entries, per event in catalog order: the offset of its record in the events section, the
-//   CRC-32 of the record, and what a lookup compares (name, aliases, generic, the unit masks'
+//   CRC-32C of the record, and what a lookup compares (name, aliases, generic, the unit masks'
 //   generics, cpus).
 // A key is the entry's index with its kind in bits 31:30 (0 name, 1 alias, 2 generic or a unit
 // mask's generic), so the keys of one hash come in the order the lookup rules try them.
@@ -433,5 +433,8 @@ bool CatalogCache::get_shape(Reader& r, EventCatalog& c) {
   }
   return r.p == r.end;
 }
+
+void put_pmu(Writer& w, const PmuDescription& p) { put(w, p); }
+PmuDescription read_pmu(Reader& r) { return get_pmu(r); }
 
 }  // namespace pmc::detail

@@ -1,7 +1,7 @@
 // Cache files handled where nobody else can interfere (catalog_cache_file.hpp): the directory
 // trusted before anything in it is opened or made (as root by root_safety's rules for a
 // directory root writes to), files opened without blocking and without following links, their
-// sections checked against a CRC-32, written to a temporary file nobody can predict and renamed
+// sections checked against a CRC-32C, written to a temporary file nobody can predict and renamed
 // into place. The cache is an optimisation: every refusal here means "parse the TOML", said on
 // stderr only when PMC_DEBUG names "cache".
 #include "environment.hpp"
@@ -55,10 +55,47 @@ void cache_debug(const std::string& line) {
   if (::write(STDERR_FILENO, text.data(), text.size()) < 0) { /* stderr gone: nothing to tell */ }
 }
 
+namespace {
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_instruction(std::uint32_t crc, const void* data,
+                                                                    std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t c = crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  for (; n > 0; --n, ++p) c32 = __builtin_ia32_crc32qi(c32, *p);
+  return c32;
+}
+bool has_crc32c_instruction() {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+#else
+std::uint32_t crc32c_instruction(std::uint32_t crc, const void*, std::size_t) { return crc; }
+bool has_crc32c_instruction() { return false; }
+#endif
+
+}  // namespace
+
+Checksum::Checksum() : hardware_(has_crc32c_instruction()) {}
+Checksum::Checksum(bool hardware) : hardware_(hardware && has_crc32c_instruction()) {}
+
+void Checksum::add(const void* data, std::size_t n) {
+  if (hardware_) state_ = crc32c_instruction(state_, data, n);
+  else table_.process_bytes(data, n);
+}
+
+std::uint32_t Checksum::value() const { return hardware_ ? ~state_ : table_.checksum(); }
+
 std::uint32_t checksum(const void* data, std::size_t size) {
-  boost::crc_32_type crc;
-  crc.process_bytes(data, size);
-  return crc.checksum();
+  Checksum sum;
+  sum.add(data, size);
+  return sum.value();
 }
 
 bool usable_cache_directory(const fs::path& dir, bool create) {

@@ -1,5 +1,6 @@
 // The plugin SDK's defaults: a backend that is only data (probe table, counters, register
 // format) works with these; backends override the operations their quirks need.
+#include "plugins.hpp"
 #include "probe_rule.hpp"
 
 #include <pmc/error.hpp>
@@ -67,26 +68,33 @@ std::string probe_subject(const CpuInfo& cpu) {
   return fmt::format("{} family {} model {}", cpu.vendor.empty() ? "unknown vendor" : cpu.vendor, cpu.family, cpu.model);
 }
 
-Match probe_table(const CpuInfo& cpu, const EventCatalog& data) {
-  const std::string& backend = data.backend();
+namespace detail {
+
+Match probe_with_table(const CpuInfo& cpu, const PmuDescription& pmu, std::string_view backend) {
   const std::string who = probe_subject(cpu);
-  for (const ProbeRule& r : data.pmu().probe) {
+  for (const ProbeRule& r : pmu.probe) {
     if (!detail::probe_rule_matches(r, cpu)) continue;
     Match m;
     if (!r.refusal.empty()) {
       m.reason = fmt::format("{}: {}", who, r.refusal);
       return m;
     }
-    m.score = data.pmu().score;
+    m.score = pmu.score;
     m.cpu_tag = r.tag;
     m.part = r.name;
     m.reason = fmt::format("{}: {}", who, r.name);
     return m;
   }
   Match m;
-  m.reason = data.pmu().unmatched.empty() ? fmt::format("{}: not in the {} probe table", who, backend)
-                                          : fmt::format("{}: {}", who, data.pmu().unmatched);
+  m.reason = pmu.unmatched.empty() ? fmt::format("{}: not in the {} probe table", who, backend)
+                                   : fmt::format("{}: {}", who, pmu.unmatched);
   return m;
+}
+
+}  // namespace detail
+
+Match probe_table(const CpuInfo& cpu, const EventCatalog& data) {
+  return detail::probe_with_table(cpu, data.pmu(), data.backend());
 }
 
 PmuInfo pmu_from_data(const CpuInfo& cpu, const EventCatalog& data, std::string_view tag) {

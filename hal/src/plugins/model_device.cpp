@@ -17,10 +17,23 @@ DeviceHandle ModelRegistry::make_device(const std::string& name, const std::stri
     throw Error(errc::not_supported, fmt::format("backend '{}' names no device model ([pmu] model in its data file), so "
                                                  "its PMU cannot be simulated",
                                                  pmu_name));
-  load_deferred();
   std::shared_ptr<LoadedModel> model;
-  for (const auto& m : models)
-    if (m->name == name) model = m;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    model = find_model(name);
+    const std::string conventional = "lib" + name + "-model.so";
+    for (std::size_t i = 0; !model && i < deferred.size(); ++i)
+      if (deferred[i].filename() == conventional) {
+        load_deferred_at(i);
+        model = find_model(name);
+        break;
+      }
+  }
+  if (!model) {
+    load_deferred();
+    std::lock_guard<std::mutex> lock(mutex_);
+    model = find_model(name);
+  }
   if (!model) {
     std::string where;
     for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d.string();

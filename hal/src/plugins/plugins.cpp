@@ -192,33 +192,48 @@ void ModelRegistry::add(const PluginLoad& p) {
   else if (!p.backend && !p.status.error.empty()) broken.push_back(p.status);
 }
 
-void ModelRegistry::load_deferred() const {
-  std::call_once(deferred_once_, [this] {
-    for (const auto& file : deferred) {
-      PluginLoad p = load_plugin(file);  // checked again: the file may have changed since
-      if (p.backend) {  // not what its symbol table said: a model-only library that defines a backend
-        p = failed_load(file, "it defines a backend descriptor it did not export when the plugins were listed");
+void ModelRegistry::load_deferred_at(std::size_t i) const {
+  if (loaded_.size() < deferred.size()) {
+    loaded_.resize(deferred.size(), false);
+    deferred_loads.resize(deferred.size());
+  }
+  if (loaded_[i]) return;
+  loaded_[i] = true;
+  const std::filesystem::path& file = deferred[i];
+  PluginLoad p = load_plugin(file);  // checked again: the file may have changed since
+  if (p.backend) {  // not what its symbol table said: a model-only library that defines a backend
+    p = failed_load(file, "it defines a backend descriptor it did not export when the plugins were listed");
+  }
+  if (p.model) {
+    for (const auto& m : models)
+      if (m->name == p.model->name) {
+        mark_shadowed(p.status, file, "model", p.model->name, m->file);
+        p.model.reset();
+        break;
       }
-      if (p.model) {
-        for (const auto& m : models)
-          if (m->name == p.model->name) {
-            mark_shadowed(p.status, file, "model", p.model->name, m->file);
-            p.model.reset();
-            break;
-          }
-      }
-      if (p.model) {
-        models.push_back(p.model);
-      } else if (!p.status.error.empty()) {
-        p.status.kind = PluginKind::model;  // what its symbol table said it is
-        broken.push_back(p.status);
-      }
-      deferred_loads.push_back(std::move(p));
-    }
-  });
+  }
+  if (p.model) {
+    models.push_back(p.model);
+  } else if (!p.status.error.empty()) {
+    p.status.kind = PluginKind::model;  // what its symbol table said it is
+    broken.push_back(p.status);
+  }
+  deferred_loads[i] = std::move(p);
 }
 
-std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs) {
+void ModelRegistry::load_deferred() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::size_t i = 0; i < deferred.size(); ++i) load_deferred_at(i);
+}
+
+std::shared_ptr<LoadedModel> ModelRegistry::find_model(const std::string& name) const {
+  for (const auto& m : models)
+    if (m->name == name) return m;
+  return nullptr;
+}
+
+std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs,
+                                     const std::function<bool(const std::filesystem::path&)>& load_backend) {
   namespace fs = std::filesystem;
   std::vector<PluginLoad> out;
   auto report = [&](const fs::path& file, std::string message) {
@@ -273,6 +288,14 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
         out.push_back(std::move(p));
         continue;
       }
+      if (load_backend && exports && exports->backend && !exports->model && !load_backend(f)) {
+        PluginLoad p;
+        p.status.file = f;
+        p.status.kind = PluginKind::backend;
+        p.deferred_backend = true;
+        out.push_back(std::move(p));
+        continue;
+      }
       PluginLoad p = load_checked(f);
       for (const auto& o : out) {
         if (p.backend && o.backend && o.backend->name == p.backend->name) {
@@ -287,6 +310,39 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
       out.push_back(std::move(p));
     }
   }
+  return out;
+}
+
+const std::vector<PluginLoad>& PluginSet::all() const {
+  std::call_once(all_once_, [this] {
+    all_.reserve(loads_.size());
+    for (const PluginLoad& p : loads_) {
+      if (!p.deferred_backend) {
+        all_.push_back(p);
+        continue;
+      }
+      PluginLoad loaded = load_plugin(p.status.file);  // checked again: the file may have changed since
+      if (loaded.model) {  // not what its symbol table said
+        loaded = failed_load(p.status.file, "it defines a model descriptor it did not export when the plugins were listed");
+      }
+      if (loaded.backend)
+        for (const PluginLoad& o : all_)
+          if (o.backend && o.backend->name == loaded.backend->name) {
+            mark_shadowed(loaded.status, p.status.file, "backend", loaded.backend->name, o.backend->file);
+            loaded.backend.reset();
+            break;
+          }
+      if (!loaded.backend) loaded.status.kind = PluginKind::backend;  // what its symbol table said it is
+      all_.push_back(std::move(loaded));
+    }
+  });
+  return all_;
+}
+
+std::vector<std::string> PluginSet::profiling_backends() const {
+  std::vector<std::string> out;
+  for (const PluginLoad& p : all())
+    if (p.backend && p.backend->backend->profiling()) out.push_back(p.backend->name);
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,7 @@ struct PluginLoad {
   PluginStatus status;                     // for a library that is both: the backend's
   std::optional<PluginStatus> model_status;
   bool deferred = false;                   // a model-only library, checked but not loaded yet
+  bool deferred_backend = false;           // a backend library Hal::open did not need (PluginSet)
 };
 
 // The descriptors a library's dynamic symbol table defines.
@@ -65,29 +67,38 @@ struct Exports {
 
 // The device models the plugin directories offer, and where they were looked for. Libraries that
 // define only a model are listed by load_plugins() but loaded at the first need: a simulated
-// device, or the list of plugins.
+// device (only the library named lib<model>-model.so when there is one, every library
+// otherwise), or the list of plugins (every library). Safe from several threads.
 struct ModelRegistry {
   mutable std::vector<std::shared_ptr<LoadedModel>> models;  // complete after load_deferred()
   std::vector<std::filesystem::path> dirs;
   mutable std::vector<PluginStatus> broken;       // model libraries that failed to load
   std::vector<std::filesystem::path> deferred;    // model-only libraries, in directory order
-  mutable std::vector<PluginLoad> deferred_loads;  // what loading each of `deferred` gave
+  mutable std::vector<PluginLoad> deferred_loads;  // what loading each of `deferred` gave (after load_deferred())
   // Registers what load_plugins() gave for one library: its model, its failure (a library that
   // is no backend), or the model-only library to load later.
   void add(const PluginLoad& p);
-  // Loads the deferred libraries, once (safe from several threads): their checks again, dlopen,
-  // the descriptor; a model name already loaded is reported as shadowed.
+  // Loads the deferred libraries not loaded yet: their checks again, dlopen, the descriptor; a
+  // model name already loaded is reported as shadowed.
   void load_deferred() const;
   // Builds the device model `model` (a backend's [pmu] model; its PMU is `pmu_name`) for `cpu`,
-  // loading the deferred libraries first. Throws not_supported when the backend names no model
-  // or the model's factory refuses the CPU (with its reason), not_found naming the directories
-  // searched when no plugin provides it (model_device.cpp).
+  // loading deferred libraries first: the one named lib<model>-model.so (the first such in
+  // directory order), then, when that does not provide the model, all. Throws not_supported
+  // when the backend names no model or the model's factory refuses the CPU (with its reason),
+  // not_found naming the directories searched when no plugin provides it (model_device.cpp).
   [[nodiscard]] DeviceHandle make_device(const std::string& model, const std::string& pmu_name,
                                          const CpuInfo& cpu) const;
 
  private:
-  mutable std::once_flag deferred_once_;
+  std::shared_ptr<LoadedModel> find_model(const std::string& name) const;  // mutex_ held
+  void load_deferred_at(std::size_t i) const;                             // mutex_ held
+  mutable std::mutex mutex_;
+  mutable std::vector<bool> loaded_;  // per deferred library
 };
+
+// probe_table() (<pmc/sdk/backend.hpp>) over a [pmu] section alone: the first [[probe]] rule
+// that matches decides (backend.cpp).
+Match probe_with_table(const CpuInfo& cpu, const PmuDescription& pmu, std::string_view backend);
 
 // Why a file may not be loaded, or nullopt when it may: it must be a regular file (not a FIFO,
 // device, directory or dangling link), a complete ELF shared object for this machine (header,
@@ -109,7 +120,29 @@ PluginLoad load_plugin(const std::filesystem::path& file);
 // Every *.so in the directories, in order; a backend or model name found again later is reported
 // as shadowed and not loaded. A bad directory entry is reported, never thrown. A library whose
 // symbol table defines only a model descriptor is checked but not loaded (deferred: see
-// ModelRegistry).
-std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs);
+// ModelRegistry). A library that defines only a backend descriptor is loaded when `load_backend`
+// is empty or says yes for its file; otherwise it is checked, not loaded, and marked
+// deferred_backend (Hal::open asks only for the backends whose probe table can match the CPU).
+std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs,
+                                     const std::function<bool(const std::filesystem::path&)>& load_backend = {});
+
+// The libraries of the plugin directories as Hal::open found them. The backend libraries it did
+// not load (deferred_backend) are loaded, once and safely from several threads, when something
+// asks for every backend: the list of plugins, or a message naming the backends that sample.
+class PluginSet {
+ public:
+  explicit PluginSet(std::vector<PluginLoad> loads) : loads_(std::move(loads)) {}
+  // Every library, the deferred backends loaded (a name found again is reported as shadowed).
+  const std::vector<PluginLoad>& all() const;
+  // The libraries as Hal::open left them (deferred backends not loaded).
+  [[nodiscard]] const std::vector<PluginLoad>& as_opened() const { return loads_; }
+  // The names of the backends whose driver samples at counter interrupts (all() first).
+  [[nodiscard]] std::vector<std::string> profiling_backends() const;
+
+ private:
+  std::vector<PluginLoad> loads_;
+  mutable std::vector<PluginLoad> all_;
+  mutable std::once_flag all_once_;
+};
 
 }  // namespace pmc::detail

@@ -5,6 +5,7 @@
 #include "event_stats.hpp"
 #include "nearest.hpp"
 #include "plugins.hpp"
+#include "probe_index.hpp"
 #include "root_safety.hpp"
 #include "session_impl.hpp"
 
@@ -32,13 +33,12 @@ class HalImpl {
  public:
   Config config;
   CpuInfo cpu;
-  std::vector<PluginLoad> plugins;
+  std::shared_ptr<PluginSet> plugins;
   std::once_flag statuses_once;  // the statuses are made at the first Hal::plugins()
   std::vector<PluginStatus> statuses;
   std::vector<Candidate> candidates;
   std::string why;
   std::shared_ptr<ModelRegistry> models;
-  std::vector<std::string> profiling_backends;  // loaded backends whose driver samples
   std::shared_ptr<Context> ctx;  // null when no backend was chosen
   BackendInfo info;
   std::string access_reason;     // why ctx->access (or why no access method)
@@ -64,13 +64,143 @@ std::filesystem::path data_file(const std::string& name, const std::filesystem::
                                            beside.string(), installed.string()));
 }
 
-// One loaded backend with its data, probed.
+// One backend with its data, probed (load null: a library Hal::open did not load).
 struct Probed {
   const detail::PluginLoad* load = nullptr;
   std::filesystem::path data;
   EventCatalog catalog;
   std::string data_error;
 };
+
+// Which backend libraries Hal::open loads. A backend's data file (<name>.toml for lib<name>.so)
+// holds its probe table, so whether it can match this CPU is known before its library is
+// loaded (docs/writing-a-backend.md "Probing"): with backend = "auto", a library is loaded when
+// its table has a rule that matches the CPU and does not refuse it, or when its data has no
+// table to say (probed by code alone); with a backend named, only the library of that name. The
+// others stay unloaded, and a backend that was not loaded gets its table's verdict. The tables of
+// every data file come from one parse-cache record (probe_index.hpp). Whatever this cannot tell
+// (no data file by that name, a name seen twice) is loaded, as before.
+class Preselection {
+ public:
+  Preselection(const Config& config, CpuInfo& cpu, const std::vector<std::filesystem::path>& dirs)
+      : config_(config), cpu_(cpu) {
+    if (config.backend != "auto") return;
+    namespace fs = std::filesystem;
+    std::vector<std::pair<fs::path, std::string>> files;
+    for (const auto& dir : dirs) {
+      std::error_code ec;
+      std::vector<fs::path> libs;
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".so" && it->path().stem().string().starts_with("lib")) libs.push_back(it->path());
+      std::sort(libs.begin(), libs.end());
+      for (const auto& lib : libs) {
+        const std::string name = lib.stem().string().substr(3);
+        if (name.ends_with("-model")) continue;  // a device model's library
+        try {
+          files.emplace_back(data_file(name, lib), name);
+          libs_.push_back(lib);
+        } catch (const std::exception&) {  // no data file: the library is loaded and says so
+        }
+      }
+    }
+    tables_ = detail::probe_summaries(files);
+  }
+
+  bool load(const std::filesystem::path& lib) {
+    std::string name = lib.stem().string();
+    if (name.starts_with("lib")) name.erase(0, 3);
+    if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
+    seen_.push_back(name);
+    if (config_.backend != "auto") return name == config_.backend;
+    const auto at = std::find(libs_.begin(), libs_.end(), lib);
+    if (at == libs_.end()) return true;
+    const auto& table = tables_[static_cast<std::size_t>(at - libs_.begin())];
+    if (!table || table->backend != name || (table->pmu.probe.empty() && table->pmu.unmatched.empty())) return true;
+    read_leaves(table->pmu);
+    Match verdict = detail::probe_with_table(cpu_, table->pmu, name);
+    if (verdict.matched()) return true;
+    skipped_.push_back({lib, name, std::move(verdict)});
+    return false;
+  }
+
+  // The native reading has the leaves the library reads; a probe table may name others.
+  void read_leaves(const PmuDescription& pmu) {
+    for (const ProbeRule& r : pmu.probe)
+      for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
+        for (const CpuidField& f : *fields) detail::read_native_leaf(cpu_, f.leaf, f.subleaf);
+  }
+
+  struct Skipped {
+    std::filesystem::path lib;
+    std::string name;
+    Match verdict;
+  };
+  // The table's verdict on a library that was not loaded, or null.
+  const Skipped* skipped(const std::filesystem::path& lib) const {
+    for (const Skipped& s : skipped_)
+      if (s.lib == lib) return &s;
+    return nullptr;
+  }
+  const CpuInfo& cpu() const { return cpu_; }
+  const Config& config() const { return config_; }
+
+ private:
+  const Config& config_;
+  CpuInfo& cpu_;
+  std::vector<std::filesystem::path> libs_;  // the backend libraries with a data file, in order
+  std::vector<std::optional<detail::ProbeSummary>> tables_;  // their data files' probe tables
+  std::vector<std::string> seen_;
+  std::vector<Skipped> skipped_;
+};
+
+// Each backend library's data and verdict, in the order of `loads`, into impl.candidates.
+std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads, Preselection& pre,
+                                   detail::HalImpl& impl) {
+  std::vector<Probed> probed;
+  for (const auto& p : loads) {
+    if (p.deferred_backend) {
+      Probed b;
+      if (auto* s = pre.skipped(p.status.file)) {
+        impl.candidates.push_back({s->name, s->verdict});
+      } else {
+        std::string name = p.status.file.stem().string();
+        if (name.starts_with("lib")) name.erase(0, 3);
+        impl.candidates.push_back(
+            {name, Match{0, fmt::format("not loaded: backend = \"{}\" is named ({})", pre.config().backend,
+                                        origin_of(pre.config(), "backend")),
+                         {}, {}}});
+      }
+      probed.push_back(std::move(b));
+      continue;
+    }
+    if (!p.backend) continue;
+    Probed b;
+    b.load = &p;
+    Candidate c{p.backend->name, {}};
+    try {
+      b.data = data_file(p.backend->name, p.backend->file);
+      b.catalog.load(b.data, p.backend->name);
+      if (b.catalog.files().empty())
+        throw Error(errc::invalid_argument,
+                    fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')", b.data.string(),
+                                p.backend->name));
+    } catch (const std::exception& e) {
+      b.data_error = e.what();
+      c.match = Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}};
+    }
+    if (b.data_error.empty()) {
+      pre.read_leaves(b.catalog.pmu());
+      try {
+        c.match = p.backend->backend->probe(pre.cpu(), b.catalog);
+      } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
+        c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}, {}};
+      }
+    }
+    impl.candidates.push_back(std::move(c));
+    probed.push_back(std::move(b));
+  }
+  return probed;
+}
 
 }  // namespace
 
@@ -90,45 +220,27 @@ Hal Hal::open(const Config& config) {
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
   dirs.push_back(default_paths().plugins);
-  impl->plugins = detail::load_plugins(dirs);
+  Preselection pre(config, impl->cpu, dirs);
+  impl->plugins = std::make_shared<detail::PluginSet>(
+      detail::load_plugins(dirs, [&pre](const std::filesystem::path& lib) { return pre.load(lib); }));
   impl->models = std::make_shared<detail::ModelRegistry>();
   impl->models->dirs = dirs;
-  for (const auto& p : impl->plugins) impl->models->add(p);
-  for (const auto& p : impl->plugins)
-    if (p.backend && p.backend->backend->profiling()) impl->profiling_backends.push_back(p.backend->name);
+  for (const auto& p : impl->plugins->as_opened()) impl->models->add(p);
 
-  // Each backend's data (probe table, [pmu]) and its verdict on this CPU.
-  std::vector<Probed> probed;
-  for (const auto& p : impl->plugins) {
-    if (!p.backend) continue;
-    Probed b;
-    b.load = &p;
-    Candidate c{p.backend->name, {}};
-    try {
-      b.data = data_file(p.backend->name, p.backend->file);
-      b.catalog.load(b.data, p.backend->name);
-      if (b.catalog.files().empty())
-        throw Error(errc::invalid_argument,
-                    fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')", b.data.string(),
-                                p.backend->name));
-    } catch (const std::exception& e) {
-      b.data_error = e.what();
-      c.match = Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}};
-    }
-    if (b.data_error.empty()) {
-      // The native reading has the leaves the library reads; a probe table may name others.
-      for (const ProbeRule& r : b.catalog.pmu().probe)
-        for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
-          for (const CpuidField& f : *fields) detail::read_native_leaf(impl->cpu, f.leaf, f.subleaf);
-      try {
-        c.match = p.backend->backend->probe(impl->cpu, b.catalog);
-      } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
-        c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}, {}};
-      }
-    }
-    impl->candidates.push_back(std::move(c));
-    probed.push_back(std::move(b));
+  // Each backend's data (probe table, [pmu]) and its verdict on this CPU. A backend named in the
+  // config whose library was not loaded by its file name is looked for in every library.
+  bool every = false;  // every backend library loaded
+  std::vector<Probed> probed = probe_backends(impl->plugins->as_opened(), pre, *impl);
+  if (config.backend != "auto" &&
+      std::none_of(impl->candidates.begin(), impl->candidates.end(),
+                   [&](const Candidate& c) { return c.backend == config.backend; }) &&
+      std::any_of(impl->plugins->as_opened().begin(), impl->plugins->as_opened().end(),
+                  [](const detail::PluginLoad& p) { return p.deferred_backend; })) {
+    every = true;
+    impl->candidates.clear();
+    probed = probe_backends(impl->plugins->all(), pre, *impl);
   }
+  const std::vector<detail::PluginLoad>& loads = every ? impl->plugins->all() : impl->plugins->as_opened();
 
   const Probed* chosen = nullptr;
   const Candidate* verdict = nullptr;
@@ -152,11 +264,11 @@ Hal Hal::open(const Config& config) {
         verdict = &impl->candidates[i];
       }
     if (!chosen) {
-      for (const auto& p : impl->plugins)
+      for (const auto& p : loads)
         if (!p.backend && p.status.file.stem() == "lib" + config.backend)
           throw Error(errc::plugin, fmt::format("{}: backend '{}' failed to load: {}", where, config.backend, p.status.error));
       std::vector<std::string> names;
-      for (const auto& p : impl->plugins)
+      for (const auto& p : loads)
         if (p.backend) names.push_back(p.backend->name);
       const std::vector<std::string> near = detail::nearest_names(config.backend, names);
       throw Error(errc::not_found,
@@ -211,7 +323,7 @@ Hal Hal::open(const Config& config) {
       }
     ctx->models = impl->models;
     ctx->why = impl->why;
-    ctx->profiling_backends = impl->profiling_backends;
+    ctx->plugins = impl->plugins;
     const detail::AccessChoice choice =
         detail::choose_access(config.access, origin_of(config, "access"), impl->cpu.native(),
                               verdict->match.matched(), verdict->backend, detail::find_perf_pmu());
@@ -243,7 +355,7 @@ const std::vector<PluginStatus>& Hal::plugins() const {
   std::call_once(impl.statuses_once, [&impl] {
     impl.models->load_deferred();  // every library's status is asked for: load the model-only ones
     std::size_t next_deferred = 0;
-    for (const auto& p : impl.plugins) {
+    for (const auto& p : impl.plugins->all()) {
       const detail::PluginLoad& load = p.deferred ? impl.models->deferred_loads.at(next_deferred++) : p;
       impl.statuses.push_back(load.status);
       if (load.model_status) impl.statuses.push_back(*load.model_status);
@@ -315,7 +427,7 @@ Session Hal::session(const Scope& scope) const {
   ctx->cpu = impl_->cpu;
   ctx->why = impl_->why;
   ctx->models = impl_->models;
-  ctx->profiling_backends = impl_->profiling_backends;
+  ctx->plugins = impl_->plugins;
   return Session(std::make_unique<detail::SessionImpl>(std::move(ctx), scope));
 }
 

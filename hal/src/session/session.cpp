@@ -33,8 +33,9 @@ namespace detail {
 namespace {
 
 std::string profile_on_workload(const Context& ctx) {
-  if (ctx.profiling_backends.empty()) return "no loaded backend samples at counter interrupts";
-  return fmt::format("a simulated PMU profiles with backend = \"{}\" on a workload", ctx.profiling_backends.front());
+  const std::vector<std::string> backends = ctx.profiling_backends();
+  if (backends.empty()) return "no loaded backend samples at counter interrupts";
+  return fmt::format("a simulated PMU profiles with backend = \"{}\" on a workload", backends.front());
 }
 
 }  // namespace

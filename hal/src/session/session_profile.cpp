@@ -20,9 +20,10 @@ namespace {
 // Which loaded backends profile at counter interrupts, for the messages of the sessions that
 // cannot (the names come from the plugins, not from this file).
 std::string profilers(const Context& ctx) {
-  if (ctx.profiling_backends.empty()) return "no loaded backend does";
-  if (ctx.profiling_backends.size() == 1) return fmt::format("the {} backend does", ctx.profiling_backends.front());
-  return fmt::format("the backends {} do", join(ctx.profiling_backends));
+  const std::vector<std::string> backends = ctx.profiling_backends();
+  if (backends.empty()) return "no loaded backend does";
+  if (backends.size() == 1) return fmt::format("the {} backend does", backends.front());
+  return fmt::format("the backends {} do", join(backends));
 }
 
 }  // namespace

@@ -72,22 +72,21 @@ struct Cursor {
     }
     return v <= kInt64Max && (i == s.size() || !(bare_char(s[i]) || s[i] == '.' || s[i] == '+'));
   }
-  // A bare key, or a quoted one without escapes; appended to `out`.
-  bool key(std::string& out) {
+  // A bare key, or a quoted one without escapes: a view of it in the line.
+  bool key(std::string_view& out) {
     skip();
     if (i < s.size() && (s[i] == '"' || s[i] == '\'')) {
       const char q = s[i];
       const std::size_t close = s.find(q, i + 1);
       if (close == std::string_view::npos) return false;
-      const std::string_view k = s.substr(i + 1, close - i - 1);
-      if (k.empty() || k.find('\\') != std::string_view::npos) return false;
-      out += k;
+      out = s.substr(i + 1, close - i - 1);
+      if (out.empty() || out.find('\\') != std::string_view::npos) return false;
       i = close + 1;
       return true;
     }
     const std::size_t start = i;
     while (i < s.size() && bare_char(s[i])) ++i;
-    out += s.substr(start, i - start);
+    out = s.substr(start, i - start);
     return i > start;
   }
   bool word(std::string_view w) {
@@ -101,13 +100,19 @@ struct Cursor {
 bool signals_table(Cursor& c, FastSegment& out) {
   if (!c.eat('{')) return false;
   if (c.eat('}')) return true;
-  std::string name;
+  std::string dotted;  // a dotted key's parts joined (l2_ld.m = 1); most names are one part
   do {
-    name.clear();
+    std::string_view name;
     if (!c.key(name)) return false;
-    while (c.eat('.')) {  // a dotted key: l2_ld.m = 1
-      name += '.';
-      if (!c.key(name)) return false;
+    if (c.eat('.')) {
+      dotted.assign(name);
+      do {
+        std::string_view part;
+        if (!c.key(part)) return false;
+        dotted += '.';
+        dotted += part;
+      } while (c.eat('.'));
+      name = dotted;
     }
     std::uint64_t v = 0;
     if (name == kCycles || !c.eat('=') || !c.integer(v) || out.signals.size() >= kMaxSignals) return false;
@@ -121,7 +126,7 @@ bool signals_table(Cursor& c, FastSegment& out) {
       }
     if (!known) {
       id = signal(name);
-      if (out.names.size() < 64) out.names.emplace_back(name, id);
+      if (out.names.size() < 64) out.names.emplace_back(std::string(name), id);
     }
     for (const SignalCount& have : out.signals)
       if (have.signal == id) return false;
@@ -140,7 +145,7 @@ bool fast_segment(std::string_view piece, FastSegment& out) {
   unsigned seen = 0;
   Segment& s = out.segment;
   std::size_t pos = piece.find('\n');  // the header line
-  std::string key;
+  std::string_view key;
   while (pos != std::string_view::npos && pos + 1 < piece.size()) {
     const std::size_t start = pos + 1;
     pos = piece.find('\n', start);
@@ -148,7 +153,6 @@ bool fast_segment(std::string_view piece, FastSegment& out) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     Cursor c{line};
     if (c.at_end()) continue;
-    key.clear();
     std::uint64_t v = 0;
     if (!c.key(key) || !c.eat('=')) return false;
     unsigned bit = 0;

@@ -11,6 +11,8 @@
 
 #include "support/child_process.hpp"
 
+#include "catalog_cache_file.hpp"
+
 #include <pmc/event.hpp>
 
 #include <fcntl.h>
@@ -406,4 +408,28 @@ BOOST_AUTO_TEST_CASE(a_planted_temporary_file_link_neither_stops_the_cache_nor_i
   BOOST_TEST(load(file).find("LOADS")->code == 0x43u);
   BOOST_TEST(fs::is_regular_file(files[0]), "the cache was not written again");
   BOOST_TEST(!fs::exists(victim), "written through the planted link");
+}
+
+// The cache's checksum is CRC-32C whichever way it is computed: the SSE4.2 instruction (when
+// this CPU has it) and Boost.CRC's table give the standard check value of "123456789"
+// (0xE3069283, the Castagnoli polynomial's catalogue entry), in one piece and in pieces.
+BOOST_AUTO_TEST_CASE(checksum_is_crc32c_by_instruction_and_by_table) {
+  const std::string text = "123456789";
+  for (bool hardware : {true, false}) {
+    pmc::detail::Checksum whole(hardware);
+    whole.add(text.data(), text.size());
+    BOOST_TEST(whole.value() == 0xE3069283u, "hardware " << hardware);
+    pmc::detail::Checksum pieces(hardware);
+    pieces.add(text.data(), 4);
+    pieces.add(text.data() + 4, 5);
+    BOOST_TEST(pieces.value() == 0xE3069283u);
+  }
+  // A longer buffer (the instruction's 8-byte steps and the tail) agrees between the two.
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) bytes.push_back(static_cast<char>(i * 37 + 11));
+  pmc::detail::Checksum a(true), b(false);
+  a.add(bytes.data(), bytes.size());
+  b.add(bytes.data(), bytes.size());
+  BOOST_TEST(a.value() == b.value());
+  BOOST_TEST(pmc::detail::checksum(bytes.data(), bytes.size()) == b.value());
 }
