@@ -8,8 +8,10 @@
 
 #include "kit.hpp"
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 

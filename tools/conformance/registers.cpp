@@ -63,7 +63,8 @@ std::string open_driver(const pmc::Hal& hal, Driver& d) {
   const pmc::BackendInfo& info = hal.require_backend();
   d.backend_lib = std::make_unique<Library>(info.file);
   const auto* bd = d.backend_lib->descriptor<pmc::pmc_backend_descriptor>(PMC_BACKEND_SYMBOL);
-  if (!bd || !bd->create) return "backend " + info.name + ": no descriptor with a factory in " + info.file.filename().string();
+  if (!bd || !bd->create)
+    return "backend " + info.name + ": no descriptor with a factory in " + info.file.filename().string();
   char error[512] = "";
   d.backend.reset(bd->create(error, sizeof error));
   if (!d.backend) return "backend " + info.name + ": its factory failed: " + error;
