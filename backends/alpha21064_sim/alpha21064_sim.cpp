@@ -41,6 +41,7 @@
 #include <pmc/profile.hpp>
 #include <pmc/sdk/backend.hpp>
 #include <pmc/sdk/profiling.hpp>
+#include <pmc/sdk/raw_event.hpp>
 
 #include <fmt/format.h>
 
@@ -100,6 +101,16 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
     const EventCatalog& catalog = ctx.catalog;
     const PmuInfo& pmu = ctx.pmu;
+    // perf's raw forms have no meaning here: a raw value would be an ICCSR image, which selects
+    // both counters' events at once (MUX0 = 0 is PF_ISSUES, MUX1 = 0 PF_DCACHE), so it cannot
+    // name one event; and Linux perf has no 21064 PMU, so no PMU/term=value/ form.
+    if (spec.perf_terms() || (!catalog.find(spec.name) && raw_config(spec)))
+      throw Error(errc::not_supported,
+                  event_error(spec, 1,
+                              "the Alpha 21064 takes no raw events: an ICCSR image selects the events of both "
+                              "counters at once (MUX0 = 0 is PF_ISSUES and MUX1 = 0 PF_DCACHE), so a raw value "
+                              "cannot name one event, and Linux perf has no PMU/term=value/ form for it; use the "
+                              "event names (pmc list)"));
     Encoding e = encode_with_catalog(spec, catalog, pmu);
     const EventDef& def = *e.def;
     const unsigned counter = def.code >= kMux1Code ? 1 : 0;

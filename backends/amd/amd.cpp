@@ -46,13 +46,15 @@
 //    family 11h: their event files declare no h/g, amd.md 1.5, 3.2): the parser keeps a bare word
 //    as a unit mask, which the encoder would report as a unit-mask error; encode() refuses them as
 //    the modifiers they are (errc::attribute, as libpfm4's PFM_ERR_ATTR), naming the bits.
-//  - No raw events: neither docs/hardware/amd.md nor tests/data/amd_golden.toml uses them; every
-//    catalog event is encoded with encode_with_catalog, unchanged apart from its counters.
+//  - Raw events: perf's rNNN and cpu/term=value,.../ (pmc/sdk/raw_event.hpp, amd.toml's
+//    [perf_format]); catalog events are encoded with encode_with_catalog, unchanged apart from
+//    their counters.
 //  - K7 model 1 has no local APIC, so INT raises nothing (amd.md 4): noted in the probe's reason.
 #include "x86_sampling.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/raw_event.hpp>
 
 #include <fmt/format.h>
 
@@ -345,7 +347,12 @@ class AmdBackend final : public Backend {
 
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
     refuse_host_guest(spec, ctx);
-    Encoding e = encode_with_catalog(x86_sampling::without_period(spec), ctx.catalog, ctx.pmu);
+    // A catalog event, or a raw one: perf's rNNN (the PERF_CTL value: r1000000C0 is event 0x1C0,
+    // its bits 11:8 in 35:32) or cpu/event=0x1C0,umask=../ with amd.toml's [perf_format] terms,
+    // read by the SDK's one parser (pmc/sdk/raw_event.hpp).
+    const EventSpec counted = x86_sampling::without_period(spec);
+    const std::optional<RawEvent> raw = raw_event(counted, ctx.catalog, ctx.pmu);
+    Encoding e = raw ? encode_raw(spec, *raw, ctx.catalog, ctx.pmu) : encode_with_catalog(counted, ctx.catalog, ctx.pmu);
     e.event = spec.text;
     const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
     const RegisterFormat& format = ctx.catalog.format();

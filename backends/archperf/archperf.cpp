@@ -44,7 +44,9 @@
 // The encoding: `config` is the value the driver writes to IA32_PERFEVTSELx, EN (bit 22)
 // included, INT and PC never set; `fixed_control` is the 4-bit IA32_FIXED_CTR_CTRL field for the
 // event's fixed counter (bit 0 OS, 1 USR, 2 AnyThread; PMI, bit 3, never set), unshifted. Raw
-// model-specific events are perf's syntax `rUUEE` (hex): umask UU, event select EE.
+// model-specific events are perf's `rNNN` (the IA32_PERFEVTSELx value in hex: r01C2 is umask 01,
+// event select C2; r18400C0 adds CMASK 1, INV, EDGE) or `cpu/event=0xC2,umask=0x01/`, both read
+// by the SDK's one parser (pmc/sdk/raw_event.hpp) with archperf.toml's [perf_format] terms.
 //
 // encode() must know the EBX vector and the AnyThread state: it reads them from the CPU its
 // context carries (facts_of). The data file (archperf.toml) holds the events, the register

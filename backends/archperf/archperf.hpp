@@ -78,7 +78,7 @@ struct SelectBits {
 // Throws not_supported naming a field the catalog's [format] lacks.
 SelectBits select_bits(const EventCatalog& catalog);
 
-// Backend::encode for archperf (encode.cpp): the catalog or a raw rUUEE event, checked against
+// Backend::encode for archperf (encode.cpp): the catalog or a raw event (rNNN, cpu/.../), checked against
 // the CPU's EBX vector and AnyThread state, with EN set.
 Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx);
 

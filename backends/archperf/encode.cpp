@@ -6,6 +6,7 @@
 #include "x86_sampling.hpp"
 
 #include <pmc/error.hpp>
+#include <pmc/sdk/raw_event.hpp>
 
 #include <fmt/format.h>
 
@@ -54,36 +55,6 @@ const ArchEvent* arch_event(const EventDef& def) {
   for (const auto& a : kArchEvents)
     if (a.code == def.code && a.umask == def.fixed_umask.value_or(0) && def.name == a.name) return &a;
   return nullptr;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Raw events: perf's rUUEE.
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
-// False: not a raw event name. Throws for r + more than 4 hex digits.
-bool raw_code(const EventSpec& spec, std::uint32_t& code) {
-  const std::string& n = spec.name;
-  if (n.size() < 2 || n[0] != 'r' || !std::all_of(n.begin() + 1, n.end(), is_hex)) return false;
-  if (n.size() > 5)
-    throw Error(errc::invalid_argument,
-                event_error(spec, spec.pmu.empty() ? 1 : spec.pmu.size() + 3,
-                            fmt::format("raw event '{}' has {} hex digits; write rUUEE (at most 4: unit mask, "
-                                        "event select) and give flags as modifiers (:u :k :e=1 :i=1 :c=N :t=1)",
-                                        n, n.size() - 1)));
-  code = static_cast<std::uint32_t>(std::stoul(n.substr(1), nullptr, 16));
-  return true;
-}
-
-// A raw event's definition: the code and unit mask, the catalog's default modifiers, so it is
-// encoded by the same rules (privilege defaults, value checks, canonical string) as a catalog event.
-EventDef raw_definition(const std::string& name, std::uint32_t code, const EventCatalog& catalog) {
-  EventDef d;
-  d.name = name;
-  d.code = code & 0xFF;
-  d.fixed_umask = (code >> 8) & 0xFF;
-  d.description = "raw event";
-  d.modifiers = catalog.default_modifiers();
-  return d;
 }
 
 void check_available(const EventSpec& spec, const EventDef& def, const Facts& f) {
@@ -203,16 +174,13 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   if (def) check_available(spec, *def, f);
   if (!def) refuse_missing_metric(spec, catalog, f);
 
-  // 2. Encode: a catalog event, or a raw one.
-  std::uint32_t raw = 0;
+  // 2. Encode: a catalog event, or a raw one (perf's rNNN or cpu/term=value,.../, read through
+  //    IA32_PERFEVTSELx's fields: pmc/sdk/raw_event.hpp). A raw event never uses a fixed counter.
   Encoding e;
-  if (!def && raw_code(spec, raw)) {
-    EventSpec s = spec;
-    s.name = fmt::format("r{:04X}", raw);  // canonical spelling: 4 hex digits, upper case
-    e = encode_event(s, raw_definition(s.name, raw, catalog), catalog, pmu);
-  } else {
+  if (const std::optional<RawEvent> raw = def ? std::nullopt : raw_event(spec, catalog, pmu))
+    e = encode_raw(spec, *raw, catalog, pmu);
+  else
     e = encode_with_catalog(spec, catalog, pmu);
-  }
   e.event = given.text;
   if (e.def && e.def != def) check_available(spec, *e.def, f);
 

@@ -17,37 +17,22 @@
 //    sampling: `period=` is refused naming the event and that reason (docs/profiling.md).
 //  - The MMX events mean different things on CTR0 and CTR1: two catalog entries per code, each
 //    bound to its counter.
-// Raw events, rXX with XX the ES code (1 or 2 hex digits), take the same modifiers; the reserved
-// codes and, on a Pentium without MMX, the MMX codes are refused (docs/hardware/p5.md 7.5).
+// Raw events, perf's rNNN with NNN a CESR half (ES in bits 5:0; the CC and PC bits are the
+// modifiers u, k, d, pc), take the same modifiers; the reserved codes and, on a Pentium without
+// MMX, the MMX codes are refused (docs/hardware/p5.md 7.5). Linux perf has no Pentium PMU, so
+// p5.toml declares no perf format terms and "cpu/.../" is refused with that reason.
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/raw_event.hpp>
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 
 namespace pmc::p5 {
 
 namespace {
 
 constexpr std::uint64_t kMmxFirst = 0x2A, kMmxLast = 0x3B;
-
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
-// The ES code of a raw event name ("r16"), nullopt when the name is not one.
-std::optional<std::uint64_t> raw_code(const EventSpec& spec) {
-  const std::string& n = spec.name;
-  if (n.size() < 2 || n[0] != 'r' || !std::all_of(n.begin() + 1, n.end(), is_hex)) return std::nullopt;
-  const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
-  if (n.size() > 3)
-    throw Error(errc::invalid_argument,
-                event_error(spec, column,
-                            fmt::format("raw event '{}' has {} hex digits; write rXX, the 6-bit event select (ES), and "
-                                        "give the counter control as modifiers (:u :k :d :pc)",
-                                        n, n.size() - 1)));
-  return std::stoull(n.substr(1), nullptr, 16);
-}
 
 class P5Backend final : public Backend {
  public:
@@ -61,30 +46,24 @@ class P5Backend final : public Backend {
                                           "overflow, CESR's PC bit only makes the PM0/PM1 pin signal it; count the "
                                           "event without period=, or sample cpu-clock:period=N under access \"perf\"",
                                           spec.name)));
-    const std::optional<std::uint64_t> code =
-        ctx.catalog.find(spec.name, ctx.pmu.cpu_tag) ? std::nullopt : raw_code(spec);
-    if (!code) return encode_with_catalog(spec, ctx.catalog, ctx.pmu);
+    // Raw events (pmc/sdk/raw_event.hpp): rNNN is a CESR half, ES in bits 5:0, and the duration
+    // (d) and pin (pc) bits as modifiers; CC's privilege bits are :u and :k.
+    const std::optional<RawEvent> raw = raw_event(spec, ctx.catalog, ctx.pmu);
+    if (!raw) return encode_with_catalog(spec, ctx.catalog, ctx.pmu);
+    const std::uint64_t code = raw->def.code;
     const std::size_t column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
     auto refuse = [&](const std::string& why) {
       throw Error(errc::invalid_argument, event_error(spec, column, why));
     };
-    if (*code > 0x3F) refuse(fmt::format("raw event code 0x{:X} does not fit the 6-bit ES field (0x00-0x3F)", *code));
-    if (*code == 0x10 || *code == 0x11 || *code == 0x20 || *code == 0x21 || *code >= 0x3C)
-      refuse(fmt::format("raw event code 0x{:02X} is reserved on the Pentium (SDM Pentium event table)", *code));
+    if (code == 0x10 || code == 0x11 || code == 0x20 || code == 0x21 || code >= 0x3C)
+      refuse(fmt::format("raw event code 0x{:02X} is reserved on the Pentium (SDM Pentium event table)", code));
     const bool mmx = ctx.pmu.cpu_tag == "p5mmx" || ctx.pmu.cpu_tag == "p5mmx_e74";
-    if (*code >= kMmxFirst && *code <= kMmxLast && !mmx)
+    if (code >= kMmxFirst && code <= kMmxLast && !mmx)
       refuse(fmt::format("raw event code 0x{:02X} exists on the Pentium with MMX only, and this CPU ({}) has no MMX",
-                         *code, ctx.pmu.cpu_tag.empty() ? ctx.pmu.cpu : ctx.pmu.cpu_tag));
-    EventDef def;
-    def.name = fmt::format("r{:02X}", *code);
-    def.code = *code;
-    def.description = "raw event";
-    def.modifiers = ctx.catalog.default_modifiers();
-    if (*code == 0x39) def.counters = {0};  // 39H on CTR1 is reserved
-    EventSpec named = spec;
-    named.name = def.name;
-    Encoding e = encode_event(named, def, ctx.catalog, ctx.pmu);
-    e.event = spec.text;
+                         code, ctx.pmu.cpu_tag.empty() ? ctx.pmu.cpu : ctx.pmu.cpu_tag));
+    RawEvent counted = *raw;
+    if (code == 0x39) counted.def.counters = {0};  // 39H on CTR1 is reserved
+    Encoding e = encode_raw(spec, counted, ctx.catalog, ctx.pmu);
     return e;
   }
 };

@@ -27,6 +27,7 @@
 
 #include <pmc/error.hpp>
 #include <pmc/sdk/backend.hpp>
+#include <pmc/sdk/raw_event.hpp>
 
 #include <fmt/format.h>
 
@@ -82,7 +83,11 @@ class P6Backend final : public Backend {
   const ProfilingDriver* profiling() const noexcept override { return &sampling_; }
 
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
-    Encoding e = encode_with_catalog(x86_sampling::without_period(spec), ctx.catalog, ctx.pmu);
+    // A catalog event, or a raw one: perf's rNNN (the PerfEvtSel value) or cpu/event=..,umask=../
+    // with p6.toml's [perf_format] terms, read by the SDK's one parser (pmc/sdk/raw_event.hpp).
+    const EventSpec counted = x86_sampling::without_period(spec);
+    const std::optional<RawEvent> raw = raw_event(counted, ctx.catalog, ctx.pmu);
+    Encoding e = raw ? encode_raw(spec, *raw, ctx.catalog, ctx.pmu) : encode_with_catalog(counted, ctx.catalog, ctx.pmu);
     e.event = spec.text;
     const std::uint64_t period = x86_sampling::period_of(
         spec, kMaxPeriod, "a P6 counter can be preset for (a write keeps bits 31:0 and sign-extends bit 31)");

@@ -21,7 +21,10 @@ struct EventGroup {
 };
 
 // Splits an event list at its top-level commas, in perf's syntax: "a,{b,c},d" is a, the group
-// {b,c}, and d. Only the list's syntax is checked (each event string is parsed once, where it is
+// {b,c}, and d. Commas inside perf's "PMU/term=value,.../" belong to the event. A group's perf
+// modifiers apply to each member, as in perf: "{a,b}:u" gives "a:u" and "b:u" (a member already
+// holding a letter keeps it; u=0 or another precision in a member is refused as a conflict).
+// Only the list's syntax is checked (each event string is parsed once, where it is
 // added to a session). Throws pmc::Error(parse) naming the list for an empty entry, a '{' without
 // its '}', a nested group, and a brace inside an event name.
 PMC_API std::vector<EventGroup> parse_event_list(std::string_view list);

@@ -53,8 +53,15 @@ class PMC_API RegisterFormat {
   void set(std::uint64_t& reg, std::string_view name, std::uint64_t value) const;
   [[nodiscard]] std::uint64_t get(std::uint64_t reg, std::string_view name) const;
 
+  // Linux perf's format terms of the PMU (sysfs .../format/NAME, "config:0-7"): the bits of the
+  // config value each term of "cpu/event=0x3c,umask=0/" writes ([perf_format] of the data).
+  void add_term(std::string name, BitField field);
+  [[nodiscard]] std::optional<BitField> term(std::string_view name) const;
+  [[nodiscard]] const std::map<std::string, BitField, std::less<>>& terms() const { return terms_; }
+
  private:
   std::map<std::string, BitField, std::less<>> fields_;
+  std::map<std::string, BitField, std::less<>> terms_;
 };
 
 }  // namespace pmc

@@ -19,10 +19,25 @@ const CorePart* Context::part(std::string_view pmu_name) const {
 
 Encoding Context::encode(const EventSpec& spec) const {
   const CorePart* p = spec.pmu.empty() ? nullptr : part(spec.pmu);
+  if (!p && spec.perf_terms() && !parts.empty()) {
+    // perf's PMU/term=value/ on a hybrid CPU: Linux has no "cpu" PMU there, one per core type.
+    std::string names;
+    for (const CorePart& c : parts)
+      names += fmt::format("{}{} ({} cores)", names.empty() ? "" : ", ", c.perf_pmu.empty() ? c.name : c.perf_pmu, c.name);
+    throw Error(errc::not_found, event_error(spec, 1, fmt::format("unknown PMU '{}' on this hybrid CPU: its core PMUs "
+                                                                  "are {}",
+                                                                  spec.pmu, names)));
+  }
   if (!p) return backend().encode(spec, pmu_context());
   // The string after "PART::", encoded as the part's own: its messages quote that string, so
-  // they are said to be about the part.
-  const EventSpec inner = parse_event(std::string_view(spec.text).substr(spec.pmu.size() + 2));
+  // they are said to be about the part. perf's "cpu_atom/term=value/" is the part's "cpu/.../".
+  EventSpec inner;
+  if (spec.perf_terms()) {
+    inner = spec;
+    inner.pmu = "cpu";
+  } else {
+    inner = parse_event(std::string_view(spec.text).substr(spec.pmu.size() + 2));
+  }
   Encoding e;
   try {
     e = backend().encode(inner, pmu_context(*p));

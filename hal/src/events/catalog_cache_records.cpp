@@ -20,7 +20,7 @@ namespace pmc::detail {
 
 // The layout the cache files were written with: a change of the structures changes the key.
 std::string layout_line() {
-  return fmt::format("pmc-catalog 6 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
+  return fmt::format("pmc-catalog 7 {} {} {} {} {} {} {} {} {}\n", sizeof(EventDef), sizeof(UnitMaskGroup),
                      sizeof(UnitMask), sizeof(ModifierDef), sizeof(PmuDescription), sizeof(ProbeRule),
                      sizeof(CounterGroup), sizeof(BitField), sizeof(ExtraRegDef));
 }
@@ -386,6 +386,11 @@ void CatalogCache::put_shape(Writer& shape, const EventCatalog& cat) {
     shape.str(name);
     put(shape, field);
   }
+  shape.u32(static_cast<std::uint32_t>(cat.format_.terms().size()));
+  for (const auto& [name, field] : cat.format_.terms()) {
+    shape.str(name);
+    put(shape, field);
+  }
   shape.u32(static_cast<std::uint32_t>(cat.cpus_.size()));
   for (const auto& t : cat.cpus_) {
     shape.str(t.name);
@@ -411,6 +416,10 @@ bool CatalogCache::get_shape(Reader& r, EventCatalog& c) {
   for (std::size_t n = r.count(); n > 0; --n) {
     std::string name = r.str();
     c.format_.add(std::move(name), get_bitfield(r));
+  }
+  for (std::size_t n = r.count(); n > 0; --n) {
+    std::string name = r.str();
+    c.format_.add_term(std::move(name), get_bitfield(r));
   }
   c.cpus_.resize(r.count());
   for (auto& t : c.cpus_) {

@@ -154,7 +154,7 @@ std::vector<std::string> CatalogLoader::cpu_list(const EventCatalog& cat, const 
 
 void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::string& name, std::string_view backend) {
   check_keys(doc, {"backend", "description", "modifiers", "modifier", "format", "cpus", "umask_groups", "event",
-                   "pmu", "probe", "extra"},
+                   "pmu", "probe", "extra", "perf_format"},
              "an events file");
   std::string file_backend = *get_string(doc, "backend", true);
   if (file_backend != backend) return;  // for another backend
@@ -169,6 +169,24 @@ void CatalogLoader::load(EventCatalog& cat, const toml::table& doc, const std::s
         fail_at(value, errc::invalid_argument, fmt::format("field '{}' must be a bit range string such as \"0-7\"", key.str()));
       try {
         cat.format_.add(std::string(key.str()), parse_bit_range(value.as_string()->get()));
+      } catch (const Error& e) {
+        fail_at(value, errc::invalid_argument, e.what());
+      }
+    }
+  }
+  // Linux perf's format terms (sysfs .../format/NAME): "config:0-7"; config1/config2 terms are
+  // not read (no raw form here writes those words).
+  if (const toml::node* f = doc.get("perf_format")) {
+    if (!f->is_table()) fail_at(*f, errc::invalid_argument, "'perf_format' must be a table of term = \"config:BITS\"");
+    for (const auto& [key, value] : *f->as_table()) {
+      const std::string_view text = value.is_string() ? std::string_view(value.as_string()->get()) : std::string_view();
+      if (text.substr(0, 7) != "config:")
+        fail_at(value, errc::invalid_argument,
+                fmt::format("perf term '{}' must be \"config:BITS\" as Linux perf's sysfs format shows it "
+                            "(\"config:0-7\", \"config:0-7,32-35\")",
+                            key.str()));
+      try {
+        cat.format_.add_term(std::string(key.str()), parse_bit_range(text.substr(7)));
       } catch (const Error& e) {
         fail_at(value, errc::invalid_argument, e.what());
       }

@@ -112,6 +112,14 @@ std::uint64_t RegisterFormat::get(std::uint64_t reg, std::string_view name) cons
   return f->extract(reg);
 }
 
+void RegisterFormat::add_term(std::string name, BitField field) { terms_[std::move(name)] = field; }
+
+std::optional<BitField> RegisterFormat::term(std::string_view name) const {
+  auto it = terms_.find(name);
+  if (it == terms_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::string SourceRef::str() const {
   if (line == 0) return file;
   return fmt::format("{}:{}:{}", file, line, column);
