@@ -7,6 +7,8 @@
 #define BOOST_TEST_MODULE amd_perf_syntax
 #include <boost/test/unit_test.hpp>
 
+#include "support/encode_checks.hpp"
+
 #include <pmc/pmc.hpp>
 
 #include <string>
@@ -16,26 +18,12 @@ namespace {
 constexpr std::uint64_t kUsr = 1ull << 16, kOs = 1ull << 17, kEdge = 1ull << 18, kInv = 1ull << 23;
 
 const pmc::Hal& zen3() {
-  static const pmc::Hal hal = [] {
-    pmc::Config cfg;
-    cfg.cpu = pmc::resolve_data("amd-zen3", pmc::DataKind::cpuid_dump).string();
-    cfg.access = "sim";
-    return pmc::Hal::open(cfg);
-  }();
+  static const pmc::Hal hal = pmc_test::open_dump("amd-zen3");
   return hal;
 }
 
-std::string error_of(const std::string& event) {
-  try {
-    (void)zen3().encode(event);
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  BOOST_ERROR("'" << event << "' encoded but should not");
-  return {};
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+std::string error_of(const std::string& event) { return pmc_test::encode_error(zen3(), event); }
+using pmc_test::has;
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 #define BOOST_TEST_MODULE archperf_perf_syntax
 #include <boost/test/unit_test.hpp>
 
+#include "support/encode_checks.hpp"
+
 #include <pmc/pmc.hpp>
 
 #include <string>
@@ -19,12 +21,7 @@ constexpr std::uint64_t kUsr = 1ull << 16, kOs = 1ull << 17, kEdge = 1ull << 18,
 constexpr std::uint64_t cmask(std::uint64_t n) { return n << 24; }
 constexpr std::uint64_t umask(std::uint64_t n) { return n << 8; }
 
-pmc::Hal open(const char* dump) {
-  pmc::Config cfg;
-  cfg.cpu = pmc::resolve_data(dump, pmc::DataKind::cpuid_dump).string();
-  cfg.access = "sim";
-  return pmc::Hal::open(cfg);
-}
+pmc::Hal open(const char* dump) { return pmc_test::open_dump(dump); }
 
 const pmc::Hal& skylake() {
   static const pmc::Hal hal = open("intel-skl");
@@ -32,17 +29,9 @@ const pmc::Hal& skylake() {
 }
 
 std::string error_of(const pmc::Hal& hal, const std::string& event, pmc::errc* kind = nullptr) {
-  try {
-    (void)hal.encode(event);
-  } catch (const pmc::Error& e) {
-    if (kind) *kind = e.kind();
-    return e.what();
-  }
-  BOOST_ERROR("'" << event << "' encoded but should not");
-  return {};
+  return pmc_test::encode_error(hal, event, kind);
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using pmc_test::has;
 
 }  // namespace
 

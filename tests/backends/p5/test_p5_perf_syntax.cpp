@@ -5,6 +5,8 @@
 #define BOOST_TEST_MODULE p5_perf_syntax
 #include <boost/test/unit_test.hpp>
 
+#include "support/encode_checks.hpp"
+
 #include <pmc/pmc.hpp>
 
 #include <string>
@@ -14,26 +16,12 @@ namespace {
 constexpr std::uint64_t kOs = 1ull << 6, kUsr = 1ull << 7, kClk = 1ull << 8;
 
 const pmc::Hal& pentium() {
-  static const pmc::Hal hal = [] {
-    pmc::Config cfg;
-    cfg.cpu = pmc::resolve_data("pentium-mmx", pmc::DataKind::cpuid_dump).string();
-    cfg.access = "sim";
-    return pmc::Hal::open(cfg);
-  }();
+  static const pmc::Hal hal = pmc_test::open_dump("pentium-mmx");
   return hal;
 }
 
-std::string error_of(const std::string& event) {
-  try {
-    (void)pentium().encode(event);
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  BOOST_ERROR("'" << event << "' encoded but should not");
-  return {};
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+std::string error_of(const std::string& event) { return pmc_test::encode_error(pentium(), event); }
+using pmc_test::has;
 
 }  // namespace
 

@@ -6,6 +6,8 @@
 #define BOOST_TEST_MODULE p6_perf_syntax
 #include <boost/test/unit_test.hpp>
 
+#include "support/encode_checks.hpp"
+
 #include <pmc/pmc.hpp>
 
 #include <string>
@@ -15,26 +17,12 @@ namespace {
 constexpr std::uint64_t kUsr = 1ull << 16, kOs = 1ull << 17, kEdge = 1ull << 18, kInv = 1ull << 23;
 
 const pmc::Hal& pentium_iii() {
-  static const pmc::Hal hal = [] {
-    pmc::Config cfg;
-    cfg.cpu = pmc::resolve_data("pentium-iii", pmc::DataKind::cpuid_dump).string();
-    cfg.access = "sim";
-    return pmc::Hal::open(cfg);
-  }();
+  static const pmc::Hal hal = pmc_test::open_dump("pentium-iii");
   return hal;
 }
 
-std::string error_of(const std::string& event) {
-  try {
-    (void)pentium_iii().encode(event);
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  BOOST_ERROR("'" << event << "' encoded but should not");
-  return {};
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+std::string error_of(const std::string& event) { return pmc_test::encode_error(pentium_iii(), event); }
+using pmc_test::has;
 
 }  // namespace
 
