@@ -155,7 +155,7 @@ const Reading* metric_reading(const std::vector<Reading>& readings, std::string_
 
 namespace {
 
-// The digit after KEY (":u=") in a canonical string ("p6::INST_RETIRED:u=1:k=0:e=0"), if any.
+// The digit after KEY (":u=") in a canonical string ("PMU::EVENT:u=1:k=0:e=0"), if any.
 std::optional<bool> canonical_flag(std::string_view canonical, std::string_view key) {
   const std::size_t at = canonical.find(key);
   if (at == std::string_view::npos || at + key.size() >= canonical.size()) return std::nullopt;
