@@ -231,7 +231,8 @@ BOOST_FIXTURE_TEST_CASE(interval_lines_in_text_csv_and_json, pmc_test::PmcComman
   for (const auto& l : lines_of(r.err))
     if (contains(l, "task-clock")) times.push_back(std::stod(l));
   BOOST_REQUIRE_MESSAGE(times.size() >= 3u, r);
-  for (std::size_t i = 1; i < times.size(); ++i) BOOST_TEST(times[i] - times[i - 1] >= 0.099, r);
+  // The last interval is the partial one the command's end cut short (perf prints it too).
+  for (std::size_t i = 1; i + 1 < times.size(); ++i) BOOST_TEST(times[i] - times[i - 1] >= 0.099, r);
   BOOST_TEST(!contains(r.err, "seconds time elapsed"), r);  // the intervals are the report
   r = pmc({"stat", "-I", "100", "-x", ",", "-e", "task-clock", "sleep", "0.25"});
   const auto rows = csv_rows(r.err, ',', 3);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -200,8 +201,14 @@ BOOST_AUTO_TEST_CASE(metric_only_as_perf) {
   const Result w = pmc({"stat", "--metric-only", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "-e",
                         "INST_RETIRED,CPU_CLK_UNHALTED"});
   BOOST_REQUIRE_MESSAGE(w.status == 0, w);
-  BOOST_TEST(contains(w.out, "insn per cycle"), w.out);
   BOOST_TEST(!contains(w.out, "INST_RETIRED   "), w.out);
+  const auto lines = lines_of(w.out);
+  const auto header = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return contains(l, "insn per cycle"); });
+  BOOST_REQUIRE(header != lines.end());
+  BOOST_REQUIRE(header + 1 != lines.end());
+  BOOST_TEST(*header == "      insn per cycle ");  // right-aligned in perf's 20 columns
+  // Its value, to two decimals, in the same columns under it.
+  BOOST_TEST(std::regex_match(header[1], std::regex(R"( {16}\d\.\d\d )")), header[1]);
 }
 
 BOOST_AUTO_TEST_CASE(metric_only_matches_perfs, *pmc_test::requires_perf()) {
@@ -248,8 +255,9 @@ BOOST_AUTO_TEST_CASE(no_ipc_from_user_instructions_over_kernel_cycles) {
 
 BOOST_AUTO_TEST_CASE(ipc_pairs_the_inputs_of_the_same_levels) {
   // cycles:k and cycles:u both counted: IPC takes the user cycles, beside the user instructions.
-  // (-M IPC: three events on the P6's two counters are counted in passes, exactly.)
-  const Result r = pmc({"stat", "--json", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "-M", "IPC", "-e",
+  // (Three events on the P6's two counters are multiplexed: the counts are scaled, and IPC is
+  // the ratio of the scaled counts the report shows.)
+  const Result r = pmc({"stat", "--json", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "-e",
                         "INST_RETIRED:u,CPU_CLK_UNHALTED:k,CPU_CLK_UNHALTED:u"});
   BOOST_REQUIRE_MESSAGE(r.status == 0, r);
   const auto doc = nlohmann::json::parse(r.out);
@@ -261,13 +269,12 @@ BOOST_AUTO_TEST_CASE(ipc_pairs_the_inputs_of_the_same_levels) {
   }
   for (const auto& m : doc.at("metrics"))
     if (m.at("name") == "IPC" && !m.at("value").is_null()) ipc = m.at("value").get<double>();
-  BOOST_TEST(user_insns == 7'550'000.0);
-  BOOST_TEST(kernel_cycles == 350'000.0);
-  BOOST_TEST(user_cycles == 4'940'000.0);  // 6,290,000 simulated: 350,000 in the kernel, 1,000,000 halted
   BOOST_REQUIRE(user_cycles > 0);
+  BOOST_REQUIRE(kernel_cycles > 0);
   BOOST_TEST(ipc == user_insns / user_cycles, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(ipc != user_insns / kernel_cycles);
   // And in the table, beside the instructions.
-  const Result t = pmc({"stat", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "-M", "IPC", "-e",
+  const Result t = pmc({"stat", "--cpuid-dump", "pentium-iii", "--workload", "p6-demo", "-e",
                         "INST_RETIRED:u,CPU_CLK_UNHALTED:k,CPU_CLK_UNHALTED:u"});
   char note[64];
   std::snprintf(note, sizeof note, "%.3f insn per cycle", user_insns / user_cycles);

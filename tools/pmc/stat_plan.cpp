@@ -112,9 +112,17 @@ void add_metric_events(const Plan& plan, const std::function<const std::vector<p
     for (const pmc::MetricInput* in : pmc::metric_inputs(*m, plan.constants)) inputs.push_back(in->event);
   for (const std::string& event : inputs) {
     if (std::find(planned.begin(), planned.end(), event) != planned.end()) continue;
+    // Fed already by an event of the levels the input would be counted at (every level, or
+    // --all-user's / --all-kernel's): a metric pairs only inputs of the same levels.
     const std::vector<pmc::Encoding>& encodings = counted();
-    if (std::any_of(encodings.begin(), encodings.end(),
-                    [&](const pmc::Encoding& e) { return pmc::feeds_metric_input(e, event); }))
+    if (std::any_of(encodings.begin(), encodings.end(), [&](const pmc::Encoding& e) {
+          pmc::Reading as_counted;
+          as_counted.event = e.event;
+          as_counted.canonical = e.canonical;
+          pmc::Reading as_added;
+          as_added.event = event + plan.mode;
+          return pmc::feeds_metric_input(e, event) && pmc::metric_filter(as_counted) == pmc::metric_filter(as_added);
+        }))
       continue;
     planned.push_back(event);
     add({{event}, false});

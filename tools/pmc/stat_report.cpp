@@ -299,7 +299,8 @@ void print_counts(const pmc::Hal& hal, const SimulatedRun& run, const char* what
       note += fmt::format("  ({:.2f}%, scaled)", percent_running(r));
     print("{:>20}      {:<28} {}\n", counted(r) ? digits(r.value) : "<not counted>", r.event, note);
   }
-  for (std::size_t k = 0; k < metrics.size(); ++k)
+  if (metric_only) write(stdout, metric_only_lines(metrics, MetricOnly::text));
+  for (std::size_t k = 0; k < metrics.size() && !metric_only; ++k)
     if (where[k] < 0 && !in_tree(metrics[k]) && !metrics[k].hidden)
       print("{:>20}      {:<28} # {}\n", "", metrics[k].def->name, metric_note(metrics[k]));
   print_tree(stdout, metrics);
