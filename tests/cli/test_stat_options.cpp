@@ -152,7 +152,7 @@ BOOST_AUTO_TEST_CASE(events_this_machine_cannot_count_are_not_supported_rows, *p
   r = c.pmc({"stat", "-x", ",", "-e", "cycles", "true"});
   BOOST_TEST(r.status == 0, r);
   BOOST_TEST(r.err == "<not supported>,,cycles,0,100.00,,\n", r);
-  r = c.pmc({"stat", "-j", "-e", "cycles,page-faults", "true"});
+  r = c.pmc({"stat", "--json", "-e", "cycles,page-faults", "true"});
   json j = json::parse(r.out);
   BOOST_TEST(j.at("not_supported").at(0).at("event") == "cycles");
   BOOST_TEST(!j.at("not_supported").at(0).at("reason").get<std::string>().empty());
@@ -210,7 +210,7 @@ BOOST_FIXTURE_TEST_CASE(csv_has_perfs_seven_columns, pmc_test::PmcCommand) {
 }
 
 BOOST_FIXTURE_TEST_CASE(json_on_stdout_or_the_output_file, pmc_test::PmcCommand) {
-  Result r = pmc({"stat", "-j", "-e", "task-clock", "sh", "-c", "echo hello"});
+  Result r = pmc({"stat", "--json", "-e", "task-clock", "sh", "-c", "echo hello"});
   BOOST_TEST(r.status == 0, r);
   BOOST_REQUIRE(r.out.rfind("hello\n", 0) == 0u);  // the command's output, then the report
   json j = json::parse(r.out.substr(6));
@@ -231,7 +231,8 @@ BOOST_FIXTURE_TEST_CASE(interval_lines_in_text_csv_and_json, pmc_test::PmcComman
   for (const auto& l : lines_of(r.err))
     if (contains(l, "task-clock")) times.push_back(std::stod(l));
   BOOST_REQUIRE_MESSAGE(times.size() >= 3u, r);
-  for (std::size_t i = 1; i < times.size(); ++i) BOOST_TEST(times[i] - times[i - 1] >= 0.099, r);
+  // The last interval is the partial one the command's end cut short (perf prints it too).
+  for (std::size_t i = 1; i + 1 < times.size(); ++i) BOOST_TEST(times[i] - times[i - 1] >= 0.099, r);
   BOOST_TEST(!contains(r.err, "seconds time elapsed"), r);  // the intervals are the report
   r = pmc({"stat", "-I", "100", "-x", ",", "-e", "task-clock", "sleep", "0.25"});
   const auto rows = csv_rows(r.err, ',', 3);
@@ -240,7 +241,7 @@ BOOST_FIXTURE_TEST_CASE(interval_lines_in_text_csv_and_json, pmc_test::PmcComman
     BOOST_TEST(f.size() == 8u);  // the time, then perf's seven columns
     BOOST_TEST(f[3] == "task-clock");
   }
-  r = pmc({"stat", "-I", "100", "-j", "-e", "task-clock", "sleep", "0.25"});
+  r = pmc({"stat", "-I", "100", "--json", "-e", "task-clock", "sleep", "0.25"});
   const auto json_lines = lines_of(r.out);
   BOOST_REQUIRE_MESSAGE(json_lines.size() >= 2u, r);
   for (const auto& l : json_lines) {
@@ -261,7 +262,7 @@ BOOST_FIXTURE_TEST_CASE(repeat_prints_the_mean_and_its_noise, pmc_test::PmcComma
   BOOST_REQUIRE_EQUAL(rows.size(), 1u);
   BOOST_TEST(rows[0].size() == 8u);  // perf's variance column after the percentage
   BOOST_TEST(std::regex_match(rows[0][5], std::regex(R"([0-9.]+%)")), rows[0][5]);
-  r = pmc({"stat", "-r", "2", "-j", "-e", "task-clock", "true"});
+  r = pmc({"stat", "-r", "2", "--json", "-e", "task-clock", "true"});
   json j = json::parse(r.out);
   BOOST_TEST(j.at("runs") == 2);
   BOOST_TEST(j.at("counters").at(0).contains("noise_percent"));
@@ -445,7 +446,7 @@ BOOST_FIXTURE_TEST_CASE(metrics_on_workloads, pmc_test::PmcCommand) {
 }
 
 BOOST_FIXTURE_TEST_CASE(metrics_on_commands, pmc_test::PmcCommand) {
-  Result r = pmc({"stat", "-M", "CPU_UTILIZATION", "-j", "sleep", "0.1"});
+  Result r = pmc({"stat", "-M", "CPU_UTILIZATION", "--json", "sleep", "0.1"});
   BOOST_TEST(r.status == 0, r);
   json j = json::parse(r.out);
   const json& m = j.at("metrics").at(0);

@@ -52,8 +52,20 @@ struct Options {
   // stat (perf stat's options) and export
   bool all_cpus = false;             // -a
   std::string cpu_list;              // -C LIST
-  int pid = 0;                       // -p PID
+  std::vector<int> pids;             // -p PID[,PID...]
   int tid = 0;                       // -t TID
+  bool json_lines = false;           // stat -j: perf's JSON, one object per row and line
+  bool verbose = false;              // stat -v: each count's raw value, enabled and running times
+  bool per_thread = false;           // stat --per-thread: a row per thread of -p/-t
+  bool per_core = false;             // stat --per-core: -a/-C summed per core (S0-D0-C0)
+  bool per_socket = false;           // stat --per-socket: -a/-C summed per socket (S0)
+  bool big_num = true;               // stat -B/--no-big-num: thousands separators in the table
+  std::uint64_t delay_ms = 0;        // stat -D MS: counting starts MS after the command does
+  std::uint64_t interval_count = 0;  // stat --interval-count N: with -I, N intervals only
+  bool all_user = false;             // stat --all-user: every event :u
+  bool all_kernel = false;           // stat --all-kernel: every event :k
+  unsigned detailed = 0;             // stat -d (-dd, -ddd): perf's detailed events added
+  bool append = false;               // stat --append: -o appends
   bool no_aggr = false;              // -A
   std::uint64_t interval_ms = 0;     // -I MS
   unsigned repeat = 1;               // -r N
@@ -127,7 +139,7 @@ json counters_json(const std::vector<pmc::Reading>& readings);
 // Where a report goes: stdout, stderr or the file of -o.
 class Report {
  public:
-  Report(const std::string& path, std::FILE* fallback);
+  Report(const std::string& path, std::FILE* fallback, bool append = false);
   ~Report();
   Report(const Report&) = delete;
   Report& operator=(const Report&) = delete;

@@ -155,9 +155,9 @@ json counters_json(const std::vector<pmc::Reading>& readings) {
   return counters;
 }
 
-Report::Report(const std::string& path, std::FILE* fallback) : out_(fallback) {
+Report::Report(const std::string& path, std::FILE* fallback, bool append) : out_(fallback) {
   if (path.empty()) return;
-  out_ = std::fopen(path.c_str(), "w");
+  out_ = std::fopen(path.c_str(), append ? "a" : "w");
   if (!out_) throw pmc::Error(pmc::errc::io, fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   owned_ = true;
   path_ = path;

@@ -24,7 +24,7 @@ std::optional<std::string> conflict(const Options& o, const char* command) {
                        command);
   if (!o.access.empty() && o.access != "sim")
     return fmt::format("--emulate counts on the simulated PMU: --access {} does not go with it", o.access);
-  if (o.all_cpus || !o.cpu_list.empty() || o.pid || o.tid || o.no_aggr)
+  if (o.all_cpus || !o.cpu_list.empty() || !o.pids.empty() || o.tid || o.no_aggr)
     return "-a, -C, -p, -t and -A count running CPUs or processes; --emulate counts the command it runs";
   if (o.interval_ms || o.timeout_ms) return "-I and --timeout do not go with --emulate: it has no time";
   if (o.repeat > 1) return "-r does not go with --emulate: its counts are the same on every run";

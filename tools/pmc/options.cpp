@@ -45,7 +45,9 @@ CLI::App* add_stat(CLI::App& app, Options& o, bool options) {
               "or of a simulated workload (--workload)");
   if (!options) return stat;
   add_cpu_options(stat, o);
-  stat->add_flag("-j", o.json, "JSON on stdout (or -o FILE), like --json; with -I one JSON object a line");
+  stat->add_flag("-j,--json-lines", o.json_lines,
+                 "perf stat -j: one JSON object per count and line (counter-value, unit, event, event-runtime, "
+                 "pcnt-running, metric-value, metric-unit), on stderr or -o FILE; --json is one document");
   stat->add_option("--workload", o.workload, "workload TOML file, or a bundled name such as p6-demo (instead of a command)");
   stat->add_option("-e,--events", o.events,
                    "events to count, comma-separated; {a,b} counts a and b always together (a group); repeatable")
@@ -62,13 +64,34 @@ CLI::App* add_stat(CLI::App& app, Options& o, bool options) {
   stat->add_flag("--metric-only", o.metric_only, "print the metrics only, not the counts they come from");
   stat->add_flag("-a,--all-cpus", o.all_cpus, "count everything on every online CPU (system-wide)");
   stat->add_option("-C,--cpu", o.cpu_list, "count everything on these CPUs (0-3,6)")->type_name("LIST");
-  stat->add_option("-p,--pid", o.pid, "count an existing process (every thread) until Ctrl-C or --timeout")
-      ->check(positive("-p"));
+  stat->add_option("-p,--pid", o.pids,
+                   "count existing processes (every thread; PID[,PID...]) until Ctrl-C, --timeout or they end")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(positive("-p"))
+      ->type_name("PID[,PID]");
   stat->add_option("-t,--tid", o.tid, "count an existing thread until Ctrl-C or --timeout")->check(positive("-t"));
   stat->add_flag("-A,--no-aggr", o.no_aggr, "with -a or -C: one count per CPU instead of their sum");
   stat->add_option("-I,--interval-print", o.interval_ms, "print the counts of every interval of MS milliseconds")
       ->check(positive("-I"))
       ->type_name("MS");
+  stat->add_option("--interval-count", o.interval_count, "with -I: print N intervals, then stop counting")
+      ->check(positive("--interval-count"))
+      ->type_name("N");
+  stat->add_option("-D,--delay", o.delay_ms, "start counting MS milliseconds after the command starts")
+      ->check(positive("-D"))
+      ->type_name("MS");
+  stat->add_flag("-v,--verbose", o.verbose, "also print each count's raw value, enabled and running time (ns) on stderr");
+  stat->add_flag("--per-thread", o.per_thread, "with -p or -t: a count per thread (COMM-TID)");
+  stat->add_flag("--per-core", o.per_core, "with -a or -C: counts summed per core (S0-D0-C0, and how many CPUs)");
+  stat->add_flag("--per-socket", o.per_socket, "with -a or -C: counts summed per socket (S0, and how many CPUs)");
+  stat->add_flag("-B,--big-num,!--no-big-num", o.big_num, "thousands separators in the table (the default), or not");
+  stat->add_flag("--all-user", o.all_user, "count every event at user level only, as if each had :u");
+  stat->add_flag("--all-kernel", o.all_kernel, "count every event at kernel level only, as if each had :k");
+  stat->add_flag("-d,--detailed", o.detailed,
+                 "add perf's detailed events: L1-dcache and LLC loads and misses (-dd: also L1-icache, dTLB, iTLB; "
+                 "-ddd: also L1-dcache prefetches)");
+  stat->add_flag("--append", o.append, "with -o: append to the file instead of replacing it");
   stat->add_option("-r,--repeat", o.repeat, "run the command N times: mean and relative standard deviation")
       ->check(positive("-r"));
   stat->add_option("--timeout", o.timeout_ms, "stop after MS milliseconds (a command is sent SIGTERM)")

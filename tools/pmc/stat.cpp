@@ -57,7 +57,8 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vec
   run.workload = pmc::load_workload(pmc::resolve_data(o.workload, pmc::DataKind::workload));
   pmc::Session session = hal.session();
   std::vector<EventGroup> added;
-  const auto add = [&](const EventGroup& g) {
+  const auto add = [&](EventGroup g) {
+    for (auto& e : g.events) e = counted_as(o, e);  // --all-user, --all-kernel
     if (g.braces)
       session.add_group(g.events);
     else
@@ -79,6 +80,10 @@ SimulatedRun run_simulated(const pmc::Hal& hal, const Options& o, const std::vec
     run.passes = 0;
     run.readings = count_in_passes(hal, run.workload, added, run.passes);
   }
+  // The rows keep the names given, as perf prints task-clock, not task-clock:u, for --all-user.
+  const std::string mode = counted_as(o, "");
+  for (auto& r : run.readings)
+    if (!mode.empty() && r.event.size() > mode.size() && r.event.ends_with(mode)) r.event.resize(r.event.size() - mode.size());
   return run;
 }
 
@@ -110,6 +115,10 @@ int stat_workload(const Options& o) {
     print("{}\n", doc.dump(2));
     return 0;
   }
+  if (o.json_lines) {
+    report_json_lines(stderr, rows, metrics);
+    return 0;
+  }
   print_counts(hal, run, "Performance counter stats", metrics, o.metric_only);
   return 0;
 }
@@ -138,43 +147,11 @@ class StopSignals {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
-// Whose activity: a command's process (scopes empty: made when it is forked), a process, a
-// thread, or CPUs.
-struct Target {
-  std::vector<pmc::Scope> scopes;
-  bool per_cpu = false;
-  bool cpu_wide = false;
-  std::string describe;
-};
-
-Target target_of(const Options& o) {
-  Target t;
-  if (o.all_cpus || !o.cpu_list.empty()) {
-    const std::vector<int> cpus = o.all_cpus ? pmc::online_cpus() : pmc::parse_cpu_list(o.cpu_list);
-    for (int c : cpus) t.scopes.push_back(pmc::Scope::on_cpu(c));
-    t.per_cpu = o.no_aggr;
-    t.cpu_wide = true;
-    t.describe = o.all_cpus ? "system wide" : fmt::format("CPU(s) {}", o.cpu_list);
-  } else if (o.pid) {
-    t.scopes.push_back(pmc::Scope::process(o.pid));
-    t.describe = fmt::format("process id '{}'", o.pid);
-  } else if (o.tid) {
-    t.scopes.push_back(pmc::Scope::thread_id(o.tid));
-    t.describe = fmt::format("thread id '{}'", o.tid);
-  }
-  return t;
-}
-
-// Whether a process or thread still runs: /proc/ID/stat exists and is not a zombie (an exited
-// task its parent has not reaped yet; kill(ID, 0) still succeeds on those).
-bool task_alive(int id) {
-  std::ifstream in("/proc/" + std::to_string(id) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  const auto paren = stat.rfind(')');  // the command name may hold spaces and parentheses
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
-  const char state = stat[paren + 2];
-  return state != 'Z' && state != 'X';
+// -D: a command that ended before counting began: every row <not counted>.
+std::vector<Row> not_counted(std::vector<Row> rows) {
+  for (Row& r : rows)
+    if (r.reading) r.idle = true;
+  return rows;
 }
 
 // One measurement; with -I the interval lines are printed as it goes.
@@ -186,32 +163,53 @@ struct Outcome {
 Outcome measure(const pmc::Hal& hal, const Plan& plan, const Options& o, const Target& t, std::FILE* out) {
   std::optional<Counters> counters;
   std::vector<Row> previous;
-  std::uint64_t started = 0, last = 0;
+  std::uint64_t started = 0, last = 0, launched = 0;
   std::size_t intervals = 0;
   int child_pid = 0;
-  bool sent_term = false;
-  const std::string csv_prefix_sep = o.separator.value_or(",");
+  bool sent_term = false, counting = false, stopped = false;
+  const auto more_intervals = [&] { return !o.interval_count || intervals < o.interval_count; };
+  // One interval's rows: from the last one (or the start) to now.
+  const auto print_interval = [&](std::uint64_t now) {
+    const std::vector<Row> rows = counters->read();
+    const std::vector<Row> delta = difference(rows, previous);
+    const double seconds = static_cast<double>(now - started) / 1e9;
+    const std::vector<MetricRow> metrics = evaluate(plan, delta, static_cast<double>(now - last));
+    if (o.json)
+      print_to(out, "{}\n", json{{"interval", seconds}, {"counters", rows_json(delta)},
+                                 {"not_supported", not_supported_json(delta)}, {"metrics", metrics_json(metrics)}}
+                                .dump());
+    else if (o.json_lines)
+      report_json_lines(out, delta, metrics, seconds);
+    else if (o.separator)
+      report_csv(out, *o.separator, delta, metrics, interval_time(seconds) + *o.separator);
+    else
+      report_interval_text(out, seconds, delta, metrics, intervals % 25 == 0);
+    previous = rows;
+    last = now;
+    ++intervals;
+  };
+  const auto begin = [&] {
+    counters->start();
+    counting = true;
+    started = last = now_ns();
+    previous = counters->read();
+  };
+  const auto stop = [&] {
+    if (!stopped && counting) counters->stop();
+    stopped = true;
+  };
   auto tick = [&] {
-    if (!counters || !started) return;
+    if (!counters) return;
     const std::uint64_t now = now_ns();
-    if (o.interval_ms && now - last >= o.interval_ms * 1'000'000) {
-      const std::vector<Row> rows = counters->read();
-      const std::vector<Row> delta = difference(rows, previous);
-      const double seconds = static_cast<double>(now - started) / 1e9;
-      const std::vector<MetricRow> metrics = evaluate(plan, delta, static_cast<double>(now - last));
-      if (o.json)
-        print_to(out, "{}\n", json{{"interval", seconds}, {"counters", rows_json(delta)},
-                                   {"not_supported", not_supported_json(delta)}, {"metrics", metrics_json(metrics)}}
-                                  .dump());
-      else if (o.separator)
-        report_csv(out, *o.separator, delta, metrics, fmt::format("{:.9f}{}", seconds, csv_prefix_sep));
-      else
-        report_interval_text(out, seconds, delta, metrics, intervals % 25 == 0);
-      previous = rows;
-      last = now;
-      ++intervals;
+    if (!counting && launched && now - launched >= o.delay_ms * 1'000'000) {
+      begin();
+      write(stderr, "Events enabled\n");  // perf stat -D says so
     }
-    if (o.timeout_ms && now - started >= o.timeout_ms * 1'000'000 && child_pid > 0 && !sent_term) {
+    if (counting && !stopped && o.interval_ms && now - last >= o.interval_ms * 1'000'000) {
+      print_interval(now);
+      if (!more_intervals()) stop();  // --interval-count: the command runs on, uncounted
+    }
+    if (o.timeout_ms && launched && now - launched >= o.timeout_ms * 1'000'000 && child_pid > 0 && !sent_term) {
       ::kill(-child_pid, SIGTERM);  // the command's process group (run_child made it)
       sent_term = true;
     }
@@ -221,40 +219,50 @@ Outcome measure(const pmc::Hal& hal, const Plan& plan, const Options& o, const T
   result.measured.target = t.describe;
   if (!o.command.empty()) {
     pmc::ChildOptions child;
-    if (!t.scopes.empty()) counters.emplace(hal, plan, t.scopes, t.per_cpu);
+    if (!t.scopes.empty()) counters.emplace(hal, plan, t.scopes, t.per_cpu, t.labels);
     child.before_exec = [&](int pid) {
       child_pid = pid;
-      if (!counters) counters.emplace(hal, plan, std::vector<pmc::Scope>{command_scope(pid)}, false);
-      counters->start();
-      started = last = now_ns();
-      previous = counters->read();
+      launched = now_ns();
+      if (!counters) {
+        pmc::Scope scope = command_scope(pid);
+        scope.enable_on_exec = o.delay_ms == 0;  // -D: switched on later, by tick
+        counters.emplace(hal, plan, std::vector<pmc::Scope>{scope}, false);
+      }
+      if (o.delay_ms)
+        write(stderr, "Events disabled\n");
+      else
+        begin();
     };
-    if (o.interval_ms || o.timeout_ms) {
+    if (o.interval_ms || o.timeout_ms || o.delay_ms) {
       child.tick = tick;
       child.tick_interval = std::chrono::milliseconds(std::min<std::uint64_t>(10, o.interval_ms ? o.interval_ms : 10));
     }
     result.measured.child = pmc::run_child(o.command, child);
-    counters->stop();
+    stop();
     result.measured.elapsed_ns = result.measured.child.elapsed_ns;
   } else {
-    counters.emplace(hal, plan, t.scopes, t.per_cpu);
+    counters.emplace(hal, plan, t.scopes, t.per_cpu, t.labels);
     StopSignals signals;
-    counters->start();
-    started = last = now_ns();
-    previous = counters->read();
+    begin();
+    launched = started;
     while (!g_stop) {
       const timespec pause{0, 10'000'000};
       nanosleep(&pause, nullptr);  // a signal ends it early
       tick();
       counters->poll();
       if (o.timeout_ms && now_ns() - started >= o.timeout_ms * 1'000'000) break;
-      const int watched = o.pid ? o.pid : o.tid;
-      if (watched && !task_alive(watched)) break;  // the process (or thread) is gone
+      if (stopped) break;  // --interval-count reached
+      bool alive = o.pids.empty() && !o.tid;
+      for (int pid : o.pids) alive = alive || task_alive(pid);
+      if (o.tid) alive = task_alive(o.tid);
+      if (!alive) break;  // the processes (or the thread) are gone
     }
-    counters->stop();
+    stop();
     result.measured.elapsed_ns = now_ns() - started;
   }
-  result.rows = counters->read();
+  // -I: the last interval, cut short by the command's end (perf prints it too).
+  if (o.interval_ms && counting && more_intervals()) print_interval(now_ns());
+  result.rows = counting ? counters->read() : not_counted(counters->read());
   return result;
 }
 
@@ -311,7 +319,7 @@ int stat_real(const Options& o) {
   const Target t = target_of(o);
   const Plan plan = make_plan(
       hal, o, [&] { return pmc::default_events(hal, t.cpu_wide ? pmc::DefaultEvents::cpus : pmc::DefaultEvents::task); });
-  Report report(o.output, o.json ? stdout : stderr);
+  Report report(o.output, o.json ? stdout : stderr, o.append);
   std::FILE* out = report.out();
   // --regions: the -e events as the user wrote them, groups aside.
   std::vector<std::string> region_events;
@@ -343,6 +351,7 @@ int stat_real(const Options& o) {
     runs.push_back(std::move(run));
   }
   const Outcome result = runs.size() > 1 ? combine(runs) : runs.front();
+  if (o.verbose) report_verbose(result.rows);
   const int status = cut_by ? 128 + cut_by : o.command.empty() ? 0 : result.measured.child.exit_status;
   if (o.interval_ms) return status;  // the intervals were the report
   const std::vector<MetricRow> metrics =
@@ -362,6 +371,12 @@ int stat_real(const Options& o) {
     }
     if (result.measured.runs > 1) doc["elapsed_noise_percent"] = result.measured.elapsed_noise;
     print_to(out, "{}\n", doc.dump(2));
+  } else if (o.json_lines && o.metric_only) {
+    write(out, metric_only_lines(metrics, MetricOnly::json_object));
+  } else if (o.json_lines) {
+    report_json_lines(out, result.rows, metrics);
+  } else if (o.separator && o.metric_only) {
+    write(out, metric_only_lines(metrics, MetricOnly::csv, *o.separator));
   } else if (o.separator) {
     report_csv(out, *o.separator, result.rows, metrics);
     if (const auto r = regions.report()) report_regions_csv(out, *o.separator, *r);
@@ -372,36 +387,14 @@ int stat_real(const Options& o) {
   return status;
 }
 
-// Usage errors: options that do not go together.
-std::optional<std::string> conflict(const Options& o) {
-  const bool cpus = o.all_cpus || !o.cpu_list.empty();
-  const bool real = cpus || o.pid || o.tid || !o.command.empty();
-  if (!o.workload.empty() && !o.command.empty())
-    return "stat counts either a simulated workload (--workload) or a command, not both";
-  if (!o.workload.empty() && (cpus || o.pid || o.tid || o.interval_ms || o.repeat > 1 || o.timeout_ms ||
-                              o.separator || !o.output.empty() || o.no_aggr))
-    return "-a, -C, -p, -t, -A, -I, -r, --timeout, -x and -o count real activity, not --workload";
-  if (o.workload.empty() && !real)
-    return "stat needs a command (pmc stat [OPTIONS] COMMAND [ARGS...]), -a, -C LIST, -p PID, -t TID or --workload FILE";
-  if ((cpus ? 1 : 0) + (o.pid ? 1 : 0) + (o.tid ? 1 : 0) > 1) return "choose one of -a/-C, -p and -t";
-  if ((o.pid || o.tid) && !o.command.empty()) return "-p and -t count a running process; they take no command";
-  if (o.no_aggr && !cpus) return "-A (one count per CPU) goes with -a or -C";
-  if (o.repeat > 1 && o.command.empty()) return "-r repeats a command: give one";
-  if (o.repeat > 1 && o.interval_ms) return "-r and -I do not go together";
-  if (o.separator && o.json) return "-x (CSV) and --json do not go together";
-  if (o.separator && o.separator->empty()) return "-x needs a separator";
-  if (o.regions && o.command.empty()) return "--regions reports the regions of a command: give one";
-  if (o.regions && (o.repeat > 1 || o.interval_ms)) return "--regions does not go with -r or -I";
-  return std::nullopt;
-}
-
 }  // namespace
 
 int cmd_stat(const Options& o) {
-  if (auto why = conflict(o)) {
+  if (auto why = stat_conflict(o)) {
     error_line(fmt::format("{} (see 'pmc stat --help')", *why));
     return 2;
   }
+  set_big_num(o.big_num);
   if (!o.workload.empty()) return stat_workload(o);
   return stat_real(o);
 }

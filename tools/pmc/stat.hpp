@@ -23,7 +23,23 @@ struct Row {
   std::string reason;
   int cpu = -1;
   // -r N: the relative standard deviation of the mean over the runs, in percent
-  std::optional<double> noise;
+  std::optional<double> noise = std::nullopt;
+  // --per-thread, --per-core, --per-socket: what the row sums (Label), and how many CPUs
+  std::string aggr = {};
+  std::string aggr_text = {};
+  const char* aggr_kind = nullptr;
+  unsigned aggr_count = 0;
+  // -I: nothing of the event ran in the interval (perf's <not counted>, its run time 0)
+  bool idle = false;
+};
+
+// What a session's counts are summed under: --per-thread "sleep-1234" (kind "thread"),
+// --per-core "S0-D0-C0" ("core"), --per-socket "S0" ("socket"); text is the table's column.
+struct Label {
+  std::string id;
+  std::string text;
+  const char* kind = nullptr;
+  bool count_cpus = false;  // --per-core, --per-socket: perf's aggregate-number column
 };
 
 // A metric's value for one CPU (-1: all), or why there is none.
@@ -31,7 +47,11 @@ struct MetricRow {
   const pmc::MetricDef* def = nullptr;
   int cpu = -1;
   pmc::MetricValue value;
-  std::optional<bool> crossed;  // its threshold (a bottleneck), when it has one and can be decided
+  std::optional<bool> crossed = std::nullopt;  // its threshold (a bottleneck), when it has one and can be decided
+  std::string aggr = {};                       // the rows' Label id it was computed from
+  // A default metric whose inputs were counted but not compatibly (pmc::MetricValue::incompatible):
+  // left out of the table and the CSV, its reason in --json.
+  bool hidden = false;
 };
 
 // What a measurement is to count: the events (defaults or -e; what the metrics need besides is
@@ -49,6 +69,9 @@ struct Plan {
   // the others, so that it leads the session's group, which Linux requires of the top-down
   // metric events (PERF_METRICS) that read with it.
   std::vector<std::string> leaders;
+  std::string mode;  // --all-user ":u", --all-kernel ":k": added to every event counted
+  // -d's events: one this machine's catalog does not know is a <not supported> row, as in perf
+  std::vector<std::string> optional_events;
 };
 // Throws for an unknown metric name (naming the nearest) and for a malformed -e list. The
 // defaults (pmc::default_events) are asked for only when neither -e nor -M is given.
@@ -66,7 +89,9 @@ std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, 
 // error); with defaults, they are left out.
 class Counters {
  public:
-  Counters(const pmc::Hal& hal, const Plan& plan, const std::vector<pmc::Scope>& scopes, bool per_cpu);
+  // labels (one per scope, or none): rows summed per distinct label instead of over all targets.
+  Counters(const pmc::Hal& hal, const Plan& plan, const std::vector<pmc::Scope>& scopes, bool per_cpu,
+           std::vector<Label> labels = {});
   void start();
   void stop();
   void poll();
@@ -80,6 +105,7 @@ class Counters {
 
   std::vector<pmc::Session> sessions_;
   std::vector<int> cpus_;  // per session: its CPU, or -1
+  std::vector<Label> labels_;  // per session, or empty
   std::vector<std::string> events_;
   std::vector<std::string> unsupported_;  // event -> reason, parallel to events_ ("" counted)
   bool per_cpu_ = false;
@@ -87,6 +113,26 @@ class Counters {
 
 // Rows of one interval: the difference of two cumulative readings.
 std::vector<Row> difference(const std::vector<Row>& now, const std::vector<Row>& before);
+
+// The event string counted for an event of the plan: --all-user adds :u, --all-kernel :k.
+std::string counted_as(const Options& o, const std::string& event);
+// -d, -dd, -ddd: perf's detailed events.
+std::vector<std::string> detailed_events(unsigned level);
+
+// Whose activity (stat_target.cpp): a command's process (scopes empty: made when it is forked),
+// processes, a thread, or CPUs; with --per-thread, --per-core or --per-socket a Label per scope.
+struct Target {
+  std::vector<pmc::Scope> scopes;
+  std::vector<Label> labels;
+  bool per_cpu = false;
+  bool cpu_wide = false;
+  std::string describe;
+};
+Target target_of(const Options& o);
+// Whether a process or thread still runs (not a zombie).
+bool task_alive(int id);
+// Usage errors of stat: options that do not go together.
+std::optional<std::string> stat_conflict(const Options& o);
 
 // What a report needs to know about the measurement.
 struct Measured {
@@ -109,6 +155,28 @@ json metrics_json(const std::vector<MetricRow>& metrics);
 // -I: one interval's lines (text: timestamped rows; CSV: rows with the time first).
 void report_interval_text(std::FILE* out, double seconds, const std::vector<Row>& rows,
                           const std::vector<MetricRow>& metrics, bool header);
+// "     0.200246711": perf's interval time column (%6lu.%09lu).
+std::string interval_time(double seconds);
+// -j (stat_report_lines.cpp): perf stat -j's lines, one JSON object per row; with -I its
+// "interval" first.
+void report_json_lines(std::FILE* out, const std::vector<Row>& rows, const std::vector<MetricRow>& metrics,
+                       std::optional<double> interval = std::nullopt);
+// --metric-only as perf prints it: a line of the metrics' units and one of their values (text:
+// right-aligned in 20 columns; CSV: each followed by the separator), or with -j one object
+// {"UNIT" : "VALUE", ...}; rates and CPU utilization are left out, as perf leaves them out.
+enum class MetricOnly { text, csv, json_object };
+std::string metric_only_lines(const std::vector<MetricRow>& metrics, MetricOnly style, const std::string& sep = ",");
+// -v: "EVENT: VALUE ENABLED RUNNING" per counted row, on stderr, as perf stat -v.
+void report_verbose(const std::vector<Row>& rows);
+// -B / --no-big-num: thousands separators in the table's counts (on by default).
+void set_big_num(bool on);
+std::string digits(std::uint64_t v);
+// The metric a CSV or -j row carries: the metric placed on it, else its rate per second of
+// task-clock ("K/sec"); nullopt when neither.
+std::optional<std::pair<double, std::string>> row_metric(std::size_t row, const std::vector<Row>& rows,
+                                                         const std::vector<MetricRow>& metrics);
+bool counted(const Row& row);
+double percent_running(const pmc::Reading& r);
 
 // A session over a simulated workload: the events added (and with a plan, the events its
 // metrics need besides), `prepare` (profiling) applied, the workload run through the backend's

@@ -58,6 +58,11 @@ Plan make_plan(const pmc::Hal& hal, const Options& o, const std::function<std::v
     for (auto& e : defaults()) plan.groups.push_back({{std::move(e)}, false});
   else
     plan.groups = pmc::parse_event_list(o.events);
+  plan.mode = counted_as(o, "");
+  for (std::string& e : detailed_events(o.detailed)) {
+    plan.optional_events.push_back(e);
+    plan.groups.push_back({{std::move(e)}, false});
+  }
   for (const std::string& name : asked) {
     const auto selected = plan.catalog.select(name);
     if (selected.empty()) {
@@ -107,9 +112,17 @@ void add_metric_events(const Plan& plan, const std::function<const std::vector<p
     for (const pmc::MetricInput* in : pmc::metric_inputs(*m, plan.constants)) inputs.push_back(in->event);
   for (const std::string& event : inputs) {
     if (std::find(planned.begin(), planned.end(), event) != planned.end()) continue;
+    // Fed already by an event of the levels the input would be counted at (every level, or
+    // --all-user's / --all-kernel's): a metric pairs only inputs of the same levels.
     const std::vector<pmc::Encoding>& encodings = counted();
-    if (std::any_of(encodings.begin(), encodings.end(),
-                    [&](const pmc::Encoding& e) { return pmc::feeds_metric_input(e, event); }))
+    if (std::any_of(encodings.begin(), encodings.end(), [&](const pmc::Encoding& e) {
+          pmc::Reading as_counted;
+          as_counted.event = e.event;
+          as_counted.canonical = e.canonical;
+          pmc::Reading as_added;
+          as_added.event = event + plan.mode;
+          return pmc::feeds_metric_input(e, event) && pmc::metric_filter(as_counted) == pmc::metric_filter(as_added);
+        }))
       continue;
     planned.push_back(event);
     add({{event}, false});
@@ -117,22 +130,27 @@ void add_metric_events(const Plan& plan, const std::function<const std::vector<p
 }
 
 std::vector<MetricRow> evaluate(const Plan& plan, const std::vector<Row>& rows, std::optional<double> duration_ns) {
-  std::vector<int> cpus;
+  // The metrics of each CPU (-A) or label (--per-thread, --per-core, --per-socket) apart.
+  std::vector<std::pair<int, std::string>> keys;
   for (const Row& r : rows)
-    if (std::find(cpus.begin(), cpus.end(), r.cpu) == cpus.end()) cpus.push_back(r.cpu);
+    if (r.reading && std::find(keys.begin(), keys.end(), std::pair(r.cpu, r.aggr)) == keys.end())
+      keys.emplace_back(r.cpu, r.aggr);
+  if (keys.empty()) keys.emplace_back(-1, std::string());
   std::vector<MetricRow> out;
-  for (int cpu : cpus) {
+  for (const auto& [cpu, aggr] : keys) {
     std::vector<pmc::Reading> readings;
     std::vector<std::string> unsupported;
     for (const Row& r : rows) {
-      if (r.reading && (r.cpu == cpu || r.cpu < 0)) readings.push_back(*r.reading);
+      if (r.reading && !r.idle && r.cpu == cpu && r.aggr == aggr) readings.push_back(*r.reading);
       if (!r.reading) unsupported.push_back(r.event);
     }
-    if (cpu < 0 && cpus.size() > 1) continue;  // only not-supported rows have no CPU then
     for (const auto* m : plan.metrics) {
-      MetricRow mr{m, cpu, pmc::evaluate_metric(*m, readings, duration_ns, &plan.constants), std::nullopt};
+      MetricRow mr{m, cpu, pmc::evaluate_metric(*m, readings, duration_ns, &plan.constants), std::nullopt, aggr};
       if (!mr.value.value) {
-        if (!plan.metrics_asked) continue;  // a default metric shows only when it can be computed
+        // A default metric shows only when it can be computed; one whose inputs were counted
+        // but not compatibly (instructions:u, cycles:k) is said why in --json.
+        mr.hidden = !plan.metrics_asked;
+        if (!plan.metrics_asked && !mr.value.incompatible) continue;
         std::vector<std::string> missing;
         for (const auto& in : m->events)
           if (std::find(unsupported.begin(), unsupported.end(), in.event) != unsupported.end())
@@ -158,8 +176,9 @@ std::string metric_note(const MetricRow& m) {
 
 // ---------------------------------------------------------------------------------------------
 
-Counters::Counters(const pmc::Hal& hal, const Plan& plan, const std::vector<pmc::Scope>& scopes, bool per_cpu)
-    : per_cpu_(per_cpu) {
+Counters::Counters(const pmc::Hal& hal, const Plan& plan, const std::vector<pmc::Scope>& scopes, bool per_cpu,
+                   std::vector<Label> labels)
+    : labels_(std::move(labels)), per_cpu_(per_cpu) {
   for (const auto& s : scopes) {
     sessions_.push_back(hal.session(s));
     cpus_.push_back(s.kind == pmc::Scope::Kind::cpu ? s.cpu : -1);
@@ -194,14 +213,18 @@ void Counters::add(const pmc::Hal& hal, const Plan& plan, const EventGroup& g,
         fmt::format("event '{}' needs a PMU backend, and none was chosen: {}", names.front(), hal.why()));
     return;
   }
+  std::vector<std::string> counted = names;  // --all-user, --all-kernel: with the mode
+  for (auto& n : counted) n += plan.mode;
+  const bool optional = !g.braces && std::find(plan.optional_events.begin(), plan.optional_events.end(),
+                                               names.front()) != plan.optional_events.end();
   for (std::size_t k = 0; k < sessions_.size(); ++k) {
     try {
       if (g.braces)
-        sessions_[k].add_group(names);
+        sessions_[k].add_group(counted);
       else
-        sessions_[k].add(names.front());
+        sessions_[k].add(counted.front());
     } catch (const pmc::Error& e) {
-      if (user_error(e.kind())) throw;
+      if (user_error(e.kind()) && !optional) throw;
       // A default the user may not count with kernel mode (perf_event_paranoid): user mode.
       if (plan.defaults && e.kind() == pmc::errc::permission && !g.braces) {
         try {
@@ -237,6 +260,26 @@ void Counters::poll() {
   for (auto& s : sessions_) s.poll();
 }
 
+namespace {
+
+// One event's readings of some sessions, summed.
+pmc::Reading sum_of(const std::vector<std::vector<pmc::Reading>>& all, const std::vector<std::size_t>& members,
+                    std::size_t index) {
+  pmc::Reading sum = all.at(members.front()).at(index);
+  for (std::size_t m = 1; m < members.size(); ++m) {
+    const pmc::Reading& r = all.at(members[m]).at(index);
+    // The TSC is one clock, the same on every CPU: its ticks are not added up.
+    sum.value = sum.unit == "ticks" ? std::max(sum.value, r.value) : sum.value + r.value;
+    sum.time_enabled += r.time_enabled;
+    sum.time_running += r.time_running;
+    sum.extrapolated = sum.extrapolated || r.extrapolated;
+  }
+  sum.cpu = -1;
+  return sum;
+}
+
+}  // namespace
+
 std::vector<Row> Counters::read() {
   std::vector<std::vector<pmc::Reading>> all;
   for (auto& s : sessions_) all.push_back(s.read());
@@ -250,21 +293,33 @@ std::vector<Row> Counters::read() {
     if (per_cpu_) {
       for (std::size_t k = 0; k < all.size(); ++k)
         rows.push_back({events_[e], all[k].at(index), {}, cpus_[k], std::nullopt});
-    } else {
-      pmc::Reading sum = all.front().at(index);
-      for (std::size_t k = 1; k < all.size(); ++k) {
-        const pmc::Reading& r = all[k].at(index);
-        // The TSC is one clock, the same on every CPU: its ticks are not added up.
-        sum.value = sum.unit == "ticks" ? std::max(sum.value, r.value) : sum.value + r.value;
-        sum.time_enabled += r.time_enabled;
-        sum.time_running += r.time_running;
-        sum.extrapolated = sum.extrapolated || r.extrapolated;
+    } else if (!labels_.empty()) {
+      // A row per label, in the order the labels first appear, summing its sessions.
+      for (std::size_t k = 0; k < all.size(); ++k) {
+        bool seen = false;
+        for (std::size_t j = 0; j < k && !seen; ++j) seen = labels_[j].id == labels_[k].id;
+        if (seen) continue;
+        std::vector<std::size_t> members;
+        for (std::size_t j = k; j < all.size(); ++j)
+          if (labels_[j].id == labels_[k].id) members.push_back(j);
+        Row row{events_[e], sum_of(all, members, index), {}, -1, std::nullopt};
+        row.aggr = labels_[k].id;
+        row.aggr_text = labels_[k].text;
+        row.aggr_kind = labels_[k].kind;
+        row.aggr_count = labels_[k].count_cpus ? static_cast<unsigned>(members.size()) : 0;
+        rows.push_back(std::move(row));
       }
-      sum.cpu = -1;
-      rows.push_back({events_[e], sum, {}, -1, std::nullopt});
+    } else {
+      std::vector<std::size_t> members(all.size());
+      for (std::size_t k = 0; k < all.size(); ++k) members[k] = k;
+      rows.push_back({events_[e], sum_of(all, members, index), {}, -1, std::nullopt});
     }
     ++index;
   }
+  // Never enabled (a process that slept throughout, a command that ended before -D's delay):
+  // perf's <not counted>.
+  for (Row& r : rows)
+    if (r.reading && r.reading->time_enabled == 0 && r.reading->unit != "ticks") r.idle = true;
   return rows;
 }
 
@@ -277,6 +332,8 @@ std::vector<Row> difference(const std::vector<Row>& now, const std::vector<Row>&
     r.value = r.value >= b.value ? r.value - b.value : 0;
     r.time_enabled = r.time_enabled >= b.time_enabled ? r.time_enabled - b.time_enabled : 0;
     r.time_running = r.time_running >= b.time_running ? r.time_running - b.time_running : 0;
+    // Not enabled at all in the interval (a task that slept through it): perf's <not counted>.
+    out[i].idle = r.time_enabled == 0;
   }
   return out;
 }

@@ -132,9 +132,36 @@ PMC_API bool feeds_metric_input(const Encoding& counted, std::string_view input)
 // event. nullptr when none.
 PMC_API const Reading* metric_reading(const std::vector<Reading>& readings, std::string_view event);
 
+// Which privilege levels an event counts (its :u and :k, as the encoder settled them: the
+// canonical string's u= and k=) and for which CPU: a metric takes only inputs that agree on all
+// three, as perf pairs instructions:u with cycles:u and never with cycles:k.
+struct MetricFilter {
+  bool user = true;
+  bool kernel = true;
+  int cpu = -1;
+  bool operator==(const MetricFilter&) const = default;
+};
+PMC_API MetricFilter metric_filter(const Reading& reading);
+
+// The readings that feed a metric's inputs, one per entry of metric.events (nullptr for an input
+// the formula does not read with these constants): by the rule of metric_reading, and all with
+// the same MetricFilter; among several candidates, those of the first input's first filter that
+// every input can match. Empty readings and an error when an input was not counted, or
+// (incompatible set) when the inputs were counted but never with one filter.
+struct MetricInputReadings {
+  std::vector<const Reading*> readings;
+  std::string error;
+  bool incompatible = false;
+};
+PMC_API MetricInputReadings metric_input_readings(const MetricDef& metric, const std::vector<Reading>& readings,
+                                                  const MetricConstants* constants = nullptr);
+
 struct MetricValue {
   std::optional<double> value;  // nullopt: not computable, error says why
   std::string error;            // "cycles counted 0: the formula divides by zero", ...
+  // Every input was counted, but no set of them shares a privilege filter and a CPU
+  // (metric_input_readings): the metric is not computed, as perf leaves it out.
+  bool incompatible = false;
   // An input was multiplexed (counted part of the time and scaled up): the value is an
   // estimate, and the inputs were not counted over the same cycles.
   bool scaled = false;

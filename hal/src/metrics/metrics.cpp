@@ -155,6 +155,117 @@ const Reading* metric_reading(const std::vector<Reading>& readings, std::string_
 
 namespace {
 
+// The digit after KEY (":u=") in a canonical string ("PMU::EVENT:u=1:k=0:e=0"), if any.
+std::optional<bool> canonical_flag(std::string_view canonical, std::string_view key) {
+  const std::size_t at = canonical.find(key);
+  if (at == std::string_view::npos || at + key.size() >= canonical.size()) return std::nullopt;
+  return canonical[at + key.size()] != '0';
+}
+
+// Whether a reading may feed the input: added with exactly that string when one was (exact),
+// else of that catalog or generic name (metric_reading's rule).
+bool candidate(const Reading& r, std::string_view input, bool exact) {
+  return exact ? r.event == input : feeds_by_name(r.name, r.generic, input);
+}
+
+bool has_exact(const std::vector<Reading>& readings, std::string_view input) {
+  return std::any_of(readings.begin(), readings.end(), [&](const Reading& r) { return r.event == input; });
+}
+
+std::string describe(const MetricFilter& f) {
+  std::string s = f.user && f.kernel ? "user and kernel level" : f.user ? "user level" : f.kernel ? "kernel level" : "no level";
+  if (f.cpu >= 0) s += fmt::format(", CPU {}", f.cpu);
+  return s;
+}
+
+enum class Pick { ok, missing, incompatible };
+
+// The rule of metric_input_readings over the inputs `read` marks: chosen gets a reading per
+// input (nullptr for the others); `missing` the first input nothing feeds. Allocates nothing
+// when the canonical strings carry u= and k= (every encoder's do).
+Pick pick_inputs(const MetricDef& m, const std::vector<Reading>& readings, const std::vector<bool>& read,
+                 std::vector<const Reading*>& chosen, std::size_t& missing) {
+  std::fill(chosen.begin(), chosen.end(), nullptr);
+  std::size_t first = m.events.size();
+  for (std::size_t i = 0; i < m.events.size(); ++i) {
+    if (!read[i]) continue;
+    const std::string& input = m.events[i].event;
+    const bool exact = has_exact(readings, input);
+    if (std::none_of(readings.begin(), readings.end(), [&](const Reading& r) { return candidate(r, input, exact); })) {
+      missing = i;
+      return Pick::missing;
+    }
+    if (first == m.events.size()) first = i;
+  }
+  if (first == m.events.size()) return Pick::ok;
+  const bool first_exact = has_exact(readings, m.events[first].event);
+  for (const Reading& anchor : readings) {
+    if (!candidate(anchor, m.events[first].event, first_exact)) continue;
+    const MetricFilter f = metric_filter(anchor);
+    bool all = true;
+    for (std::size_t i = 0; i < m.events.size() && all; ++i) {
+      if (!read[i]) continue;
+      const std::string& input = m.events[i].event;
+      const bool exact = has_exact(readings, input);
+      chosen[i] = nullptr;
+      for (const Reading& r : readings)
+        if (candidate(r, input, exact) && metric_filter(r) == f) {
+          chosen[i] = &r;
+          break;
+        }
+      all = chosen[i] != nullptr;
+    }
+    if (all) return Pick::ok;
+  }
+  std::fill(chosen.begin(), chosen.end(), nullptr);
+  return Pick::incompatible;
+}
+
+// "instructions as INST_RETIRED:u (user level), cycles as CPU_CLK_UNHALTED:k (kernel level)"
+std::string incompatible_error(const MetricDef& m, const std::vector<Reading>& readings, const std::vector<bool>& read) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < m.events.size(); ++i) {
+    if (!read[i]) continue;
+    const std::string& input = m.events[i].event;
+    const bool exact = has_exact(readings, input);
+    std::vector<std::string> as;
+    for (const Reading& r : readings)
+      if (candidate(r, input, exact)) as.push_back(fmt::format("{} ({})", r.event, describe(metric_filter(r))));
+    parts.push_back(fmt::format("{} as {}", input, detail::join(as, " or ")));
+  }
+  return fmt::format("no compatible inputs: {}; a metric takes inputs counted at the same levels (:u, :k) and on "
+                     "the same CPU",
+                     detail::join(parts, ", "));
+}
+
+}  // namespace
+
+MetricFilter metric_filter(const Reading& reading) {
+  MetricFilter f;
+  f.cpu = reading.cpu;
+  const std::optional<bool> u = canonical_flag(reading.canonical, ":u="), k = canonical_flag(reading.canonical, ":k=");
+  if (u || k) {
+    f.user = u.value_or(true);
+    f.kernel = k.value_or(true);
+    return f;
+  }
+  // No canonical string (readings made by hand, HAL events of the TSC kind): the modifiers of
+  // the string as added, as the encoders read them (one of :u and :k given: only that level).
+  try {
+    const EventSpec spec = parse_event(reading.event);
+    const EventModifier* mu = spec.modifier("u");
+    const EventModifier* mk = spec.modifier("k");
+    if (mu || mk) {
+      f.user = mu && mu->value.value_or(1) != 0;
+      f.kernel = mk && mk->value.value_or(1) != 0;
+    }
+  } catch (const Error&) {  // not an event string: unfiltered
+  }
+  return f;
+}
+
+namespace {
+
 // A metric's formula compiled once per thread: muParser's bytecode over value slots that each
 // evaluation fills, and which names it reads under the constants it last saw. Keyed by the
 // definition's address, and checked against its formula and variables (an address can be
@@ -169,6 +280,7 @@ struct Compiled {
   std::vector<std::optional<double>> constants_seen;
   std::vector<bool> reads_input, reads_constant;
   bool reads_duration = false;
+  std::vector<const Reading*> chosen;  // the readings pick_inputs chose, one per input
   // The threshold, compiled at its first use: the metric names it reads and their slots.
   std::string threshold;
   std::unique_ptr<mu::Parser> threshold_parser;
@@ -196,6 +308,7 @@ Compiled& compiled(const MetricDef& m) {
   c->constant_names = m.constants;
   for (const auto& in : m.events) c->variables.push_back(in.variable);
   c->inputs.assign(m.events.size(), 0.0);
+  c->chosen.assign(m.events.size(), nullptr);
   c->consts.assign(m.constants.size(), 0.0);
   detail::define_metric_functions(c->parser);
   for (std::size_t i = 0; i < m.events.size(); ++i) c->parser.DefineVar(m.events[i].variable, &c->inputs[i]);
@@ -232,16 +345,21 @@ MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>&
   try {
     Compiled& c = compiled(metric);
     update_reads(c, metric, constants);
+    std::size_t missing = 0;
+    switch (pick_inputs(metric, readings, c.reads_input, c.chosen, missing)) {
+      case Pick::missing: out.error = fmt::format("{} was not counted", metric.events[missing].event); return out;
+      case Pick::incompatible:
+        out.error = incompatible_error(metric, readings, c.reads_input);
+        out.incompatible = true;
+        return out;
+      case Pick::ok: break;
+    }
     // An input the formula does not read with these constants is NaN: were it read after all,
     // the value would say so.
     for (std::size_t i = 0; i < metric.events.size(); ++i) {
       c.inputs[i] = std::numeric_limits<double>::quiet_NaN();
       if (!c.reads_input[i]) continue;
-      const Reading* r = metric_reading(readings, metric.events[i].event);
-      if (!r) {
-        out.error = fmt::format("{} was not counted", metric.events[i].event);
-        return out;
-      }
+      const Reading* r = c.chosen[i];
       if (r->time_running == 0 && r->time_enabled > 0) {
         out.error = fmt::format("{} was never on a counter (<not counted>)", metric.events[i].event);
         return out;
@@ -283,6 +401,29 @@ MetricValue evaluate_metric(const MetricDef& metric, const std::vector<Reading>&
   } catch (const mu::Parser::exception_type& e) {
     out.error = fmt::format("the formula of {} failed: {}", metric.name, e.GetMsg());
   }
+  return out;
+}
+
+MetricInputReadings metric_input_readings(const MetricDef& metric, const std::vector<Reading>& readings,
+                                          const MetricConstants* constants) {
+  MetricInputReadings out;
+  try {
+    Compiled& c = compiled(metric);
+    update_reads(c, metric, constants);
+    out.readings.assign(metric.events.size(), nullptr);
+    std::size_t missing = 0;
+    switch (pick_inputs(metric, readings, c.reads_input, out.readings, missing)) {
+      case Pick::missing: out.error = fmt::format("{} was not counted", metric.events[missing].event); break;
+      case Pick::incompatible:
+        out.error = incompatible_error(metric, readings, c.reads_input);
+        out.incompatible = true;
+        break;
+      case Pick::ok: return out;
+    }
+  } catch (const mu::Parser::exception_type& e) {
+    out.error = fmt::format("the formula of {} failed: {}", metric.name, e.GetMsg());
+  }
+  out.readings.clear();
   return out;
 }
 
