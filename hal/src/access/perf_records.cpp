@@ -102,9 +102,12 @@ void PerfAccess::take_record(const perf_event_header& h, const unsigned char* re
     stack.pid = static_cast<int>(pid);
     if ((callchain_ || user_stack_bytes_) && size >= at + 8) {
       const auto nr = field<std::uint64_t>(record, at);
-      if (nr > (size - at - 8) / 8) return;
-      split_chain(record, at + 8, nr, stack);
-      at += 8 + nr * 8;
+      if (nr <= (size - at - 8) / 8) {
+        split_chain(record, at + 8, nr, stack);
+        at += 8 + nr * 8;
+      } else {
+        at = size;  // not a chain: nor any field after it
+      }
     }
     // The chain's first frame is the sampled IP; without a chain (or an empty one) it is alone.
     std::vector<std::uint64_t>& leaf = mode == PERF_RECORD_MISC_KERNEL ? stack.kernel : stack.user;
