@@ -147,7 +147,7 @@ CLI::App* add_profile(CLI::App& app, Options& o, bool options) {
   profile->add_flag("-g", o.callchain,
                     "a command: record call chains (frame pointers: the program built with -fno-omit-frame-pointer) "
                     "and print the call graph, callers above callees");
-  profile->add_option("--call-graph", o.call_graph, "a command: how call chains are recorded: fp (as -g) or dwarf")
+  profile->add_option("--call-graph", o.call_graph, "a command: how call chains are recorded: fp (as -g), or dwarf[,SIZE] (SIZE bytes of user stack copied at each sample, default 8192, and unwound with libdw)")
       ->type_name("fp|dwarf");
   profile->add_option("--sort", o.sort,
                       "a command: the table's keys, comma-separated, as perf report's: dso, sym, srcline (default "

@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "emulate.hpp"
 #include "profile_report.hpp"
+#include "profile_unwind.hpp"
 #include "stat.hpp"
 
 #include <pmc/process.hpp>
@@ -216,9 +217,29 @@ std::optional<pmc::PcRange> busiest_window(const std::vector<pmc::PcCount>& pcs,
   return best;
 }
 
+// --call-graph dwarf[,SIZE]: the bytes of user stack copied at each sample (perf's default 8192;
+// SIZE a multiple of 8 up to 65528, as the kernel takes sample_stack_user); 0 for fp or none.
+// Throws the message for a bad SIZE.
+std::uint32_t dwarf_stack_bytes(const std::string& mode) {
+  if (mode == "dwarf") return 8192;
+  if (mode.rfind("dwarf,", 0) != 0) return 0;
+  const std::string size = mode.substr(6);
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), v);
+  if (size.empty() || ec != std::errc() || end != size.data() + size.size() || v == 0 || v % 8 != 0 || v > 65528)
+    throw pmc::Error(pmc::errc::invalid_argument,
+                     fmt::format("--call-graph dwarf,SIZE: '{}' is not a stack dump size: SIZE is a number of bytes, a "
+                                 "multiple of 8 from 8 to 65528 (default 8192)",
+                                 size));
+  return v;
+}
+
 int profile_command(const Options& o) {
   const std::vector<SortKey> keys = parse_sort_keys(o.sort.value_or("dso,sym"));
-  const bool callchain = o.callchain || o.call_graph == "fp";
+  const std::uint32_t stack_bytes = dwarf_stack_bytes(o.call_graph);
+  const bool callchain = o.callchain || !o.call_graph.empty();
+  // A copied stack makes a sample kilobytes long: perf's default rate (4,000 a second) then, not 10,000.
+  const char* period = stack_bytes ? "period=250000" : "period=100000";
   // The pictures' files are created (as temporary files) now: an unwritable place fails before
   // the command runs, and the files appear whole or not at all.
   std::unique_ptr<AtomicFile> folded, flamegraph;
@@ -226,7 +247,7 @@ int profile_command(const Options& o) {
   if (!o.flamegraph.empty()) flamegraph = std::make_unique<AtomicFile>(o.flamegraph, "--flamegraph");
   const pmc::Hal& hal = open_hal(o);
   const std::vector<std::string> events =
-      o.events.empty() ? std::vector<std::string>{"cpu-clock:period=100000"} : split_events(o.events);
+      o.events.empty() ? std::vector<std::string>{fmt::format("cpu-clock:{}", period)} : split_events(o.events);
   std::optional<pmc::PcRange> asked;
   if (!o.pc_range.empty()) asked = parse_pc_range(o.pc_range, o.kernel);
   const pmc::AddressSpace space = o.kernel ? pmc::AddressSpace::kernel : pmc::AddressSpace::user;
@@ -243,18 +264,20 @@ int profile_command(const Options& o) {
             // The default when perf refuses kernel mode to this user (perf_event_paranoid 2):
             // user mode only, as pmc stat does.
             if (!o.events.empty() || err.kind() != pmc::errc::permission) throw;
-            session->add("cpu-clock:u:period=100000");
+            session->add(fmt::format("cpu-clock:u:{}", period));
           }
         }
         pmc::ProfileRequest request;
         request.levels = true;
         request.pc = asked;
-        request.callchain = callchain;
+        request.callchain = callchain && !stack_bytes;
+        request.user_stack_bytes = stack_bytes;
         try {
           session->profile(request);
         } catch (const pmc::Error& e) {
           if (!callchain) throw;
-          throw pmc::Error(e.kind(), fmt::format("-g: call chains cannot be recorded here: {}", e.what()));
+          throw pmc::Error(e.kind(), fmt::format("{}: call chains cannot be recorded here: {}",
+                                                 stack_bytes ? "--call-graph dwarf" : "-g", e.what()));
         }
         session->start();
   };
@@ -265,7 +288,11 @@ int profile_command(const Options& o) {
   std::optional<pmc::PcRange> range = asked;
   if (!range) {
     range = busiest_window(session->sampled_pcs(space), space);
-    if (range) session->profile({true, range, callchain});  // every sampled PC is kept: only the view changes
+    if (range) {  // every sampled PC is kept: only the view changes
+      pmc::ProfileRequest view = session->profile_request();
+      view.pc = range;
+      session->profile(view);
+    }
   }
   const std::vector<pmc::LevelHistogram> levels = session->level_histograms();
   const std::vector<pmc::PcProfile> profiles = session->pc_profiles();
@@ -276,7 +303,14 @@ int profile_command(const Options& o) {
   // The functions: the stacks named through the mappings the kernel reported (profile_symbols.hpp).
   const bool lines = std::find(keys.begin(), keys.end(), SortKey::srcline) != keys.end() || (o.json && callchain);
   Symbolizer symbols(session->sampled_mappings(), lines);
-  const std::vector<NamedStack> stacks = name_stacks(session->sampled_stacks(), symbols);
+  std::vector<pmc::SampledStack> sampled = session->sampled_stacks();
+  if (stack_bytes) {  // the copies unwound (profile_unwind.hpp), beside any sample without one
+    std::vector<pmc::SampledStack> unwound = unwind_stacks(session->sampled_user_stacks(), symbols);
+    sampled.insert(sampled.end(), std::make_move_iterator(unwound.begin()), std::make_move_iterator(unwound.end()));
+    std::stable_sort(sampled.begin(), sampled.end(),
+                     [](const pmc::SampledStack& a, const pmc::SampledStack& b) { return a.samples > b.samples; });
+  }
+  const std::vector<NamedStack> stacks = name_stacks(sampled, symbols);
   std::uint64_t total = 0;
   for (const NamedStack& st : stacks) total += st.samples;
   const std::vector<ProfileRow> rows = profile_rows(stacks, keys);
@@ -324,12 +358,15 @@ int cmd_profile(const Options& o) {
     error_line("profile needs a command (pmc profile [-e EVENTS] -- COMMAND ARGS...) or --workload FILE (see 'pmc profile --help')");
     return 2;
   }
-  if (!o.call_graph.empty() && o.call_graph != "fp") {
-    error_line(o.call_graph == "dwarf"
-                   ? "--call-graph dwarf (user stacks copied at each sample and unwound with libdw) is not "
-                     "implemented yet; -g (or --call-graph fp) records call chains through frame pointers"
-                   : fmt::format("unknown --call-graph mode '{}' (fp, or dwarf in a later version)", o.call_graph));
+  if (!o.call_graph.empty() && o.call_graph != "fp" && o.call_graph != "dwarf" && o.call_graph.rfind("dwarf,", 0) != 0) {
+    error_line(fmt::format("unknown --call-graph mode '{}' (fp, or dwarf[,SIZE])", o.call_graph));
     return 2;
+  }
+  try {
+    (void)dwarf_stack_bytes(o.call_graph);
+  } catch (const pmc::Error& e) {
+    error_line(e.what());
+    return 1;
   }
   if (!o.command.empty() && !o.emulate) {
     try {

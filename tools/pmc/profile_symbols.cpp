@@ -226,6 +226,8 @@ const Frame& Symbolizer::user(int pid, std::uint64_t pc, bool caller) {
   return s.frames.emplace(at, std::move(f)).first->second;
 }
 
+Dwfl* Symbolizer::dwfl(int pid) { return impl_->space(pid).dwfl; }
+
 const Frame& Symbolizer::kernel(std::uint64_t pc, bool caller) {
   const std::uint64_t at = caller && pc > 0 ? pc - 1 : pc;
   if (auto it = impl_->kernel_frames.find(at); it != impl_->kernel_frames.end()) return it->second;

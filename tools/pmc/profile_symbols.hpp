@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+struct Dwfl;  // elfutils' libdwfl.h
+
 namespace pmc_cli {
 
 struct Frame {
@@ -36,6 +38,10 @@ class Symbolizer {
   // caller's frame of a call chain), looked up one byte before, in the call instruction.
   const Frame& user(int pid, std::uint64_t pc, bool caller = false);
   const Frame& kernel(std::uint64_t pc, bool caller = false);
+  // The libdwfl session that names process `pid`'s addresses (its mapped files reported), which
+  // the unwinder of --call-graph dwarf walks the stacks with (profile_unwind.cpp); nullptr when
+  // none of its files could be read.
+  Dwfl* dwfl(int pid);
 
  private:
   struct Impl;

@@ -14,6 +14,7 @@
 
 #include <pmc/export.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -37,7 +38,13 @@ struct ProfileRequest {
   // Perf sampling only: each sample's call chain too (the kernel's frame-pointer walk of the
   // user stack, and the kernel stack when kernel mode is sampled), in Session::sampled_stacks().
   bool callchain = false;
-  [[nodiscard]] bool empty() const { return !levels && !pc && !callchain; }
+  // Perf sampling on x86-64 only: a copy of this many bytes of the user stack (from the stack
+  // pointer up; a multiple of 8, at most 65528, perf's --call-graph dwarf,SIZE) and the user
+  // registers at each sample, for the caller's own unwinder (the DWARF call frame information).
+  // The samples of a user stack are then in Session::sampled_user_stacks() with their kernel
+  // frames, not in sampled_stacks().
+  std::uint32_t user_stack_bytes = 0;
+  [[nodiscard]] bool empty() const { return !levels && !pc && !callchain && user_stack_bytes == 0; }
 };
 
 struct LevelBin {
@@ -84,6 +91,24 @@ struct SampledStack {
   std::vector<std::uint64_t> kernel;
   std::vector<std::uint64_t> user;
   std::uint64_t samples = 0;
+};
+
+// One sample with its user stack copied (ProfileRequest::user_stack_bytes): the user registers in
+// x86-64 DWARF numbering (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, then rip as 16), the
+// kernel frames (a sample in kernel mode: leaf first, as SampledStack::kernel) and the copied
+// bytes, which start at the sampled rsp. Both lists are stretches of the UserStacks that holds the
+// sample, so that a sample costs no allocation of its own.
+struct UserStackSample {
+  int pid = -1;
+  std::array<std::uint64_t, 17> regs{};
+  std::size_t kernel_at = 0, kernel_frames = 0;  // UserStacks::kernel[kernel_at, + kernel_frames)
+  std::size_t stack_at = 0, stack_bytes = 0;     // UserStacks::stack[stack_at, + stack_bytes)
+};
+
+struct UserStacks {
+  std::vector<UserStackSample> samples;  // in the order they were taken, per target
+  std::vector<std::uint64_t> kernel;
+  std::vector<unsigned char> stack;
 };
 
 // An executable mapping of a sampled process (Session::sampled_mappings()): [start, end) maps

@@ -104,6 +104,8 @@ class PMC_API Session {
   // The samples by process and stack (perf sampling only; empty otherwise), the stacks with the
   // most samples first; call chains when profile() asked for them (request.callchain).
   [[nodiscard]] std::vector<SampledStack> sampled_stacks();
+  // The samples with a copy of their user stack (request.user_stack_bytes; empty otherwise).
+  [[nodiscard]] UserStacks sampled_user_stacks();
   // Where each sampled process had its code: the executable mappings the kernel reported while
   // the session sampled (for a process that exec'd, those of its last program), by pid and
   // address. With them and the files, the stacks' addresses resolve to functions after the

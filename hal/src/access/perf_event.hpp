@@ -19,6 +19,7 @@
 #include "cpu_list.hpp"  // online_cpus: the targets of CPU-wide scopes
 
 #include <pmc/export.hpp>
+#include <pmc/profile.hpp>  // UserStacks
 
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -182,6 +183,7 @@ struct PerfSamples {
   std::uint64_t lost = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> user, kernel;  // sampled IP -> samples
   std::unordered_map<PerfStack, std::uint64_t, PerfStackHash> stacks;  // user and kernel samples by stack
+  UserStacks user_stacks;  // the samples with a copy of their user stack, instead of in `stacks`
 };
 inline constexpr const char* kPerfLevelNames[5] = {"user", "kernel", "hypervisor", "guest kernel", "guest user"};
 
@@ -287,7 +289,9 @@ class PerfAccess final : public Access {
   // Call chains (perf_records.cpp): each sample of every sampling event also records its user
   // and kernel call chain (PERF_SAMPLE_CALLCHAIN, frame pointers); the events already open are
   // opened again. Only while stopped; throws the kernel's refusal and leaves them as they were.
-  void sample_callchains(bool on);
+  // With user_stack_bytes (x86-64): the user registers and that many bytes of the user stack
+  // too (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER), and only the kernel part of the chain.
+  void sample_callchains(bool on, std::uint32_t user_stack_bytes = 0);
   [[nodiscard]] bool callchains() const { return callchain_; }
   // The executable mappings of each sampled process (pid) as the kernel reported them since the
   // first sampling event opened: after an exec only its new ones, a forked child starting with
@@ -341,6 +345,8 @@ class PerfAccess final : public Access {
   void drain(SampleFd& s);
   // One record of a ring buffer, copied whole (perf_records.cpp).
   void take_record(const perf_event_header& h, const unsigned char* record, PerfSamples& out);
+  bool take_user_stack(const unsigned char* record, std::size_t at, std::size_t size, const PerfStack& chain,
+                       PerfSamples& out);
   // Opens the fds of one sampling event on every target, their ring buffers mapped.
   std::vector<SampleFd> open_sampler(const PerfEventSpec& event, bool first);
   [[nodiscard]] const std::string& group_name() const;
@@ -356,6 +362,7 @@ class PerfAccess final : public Access {
   std::vector<PerfSamples> samples_;           // per target
   std::size_t ring_bytes_ = 0;
   bool callchain_ = false;  // PERF_SAMPLE_CALLCHAIN on the sampling events
+  std::uint32_t user_stack_bytes_ = 0;  // and the user registers and stack (sample_stack_user)
   std::unordered_map<int, std::vector<PerfMapping>> mappings_;  // per pid
   std::vector<unsigned char> record_;  // drain's copy of one record
   bool format_lost_ = true;  // PERF_FORMAT_LOST (Linux 6.0): cleared when the kernel refuses it

@@ -44,6 +44,21 @@ inline bool perf_on_a_counter(const PerfEventSpec& e) {
   return e.type == PERF_TYPE_RAW || e.type == PERF_TYPE_HARDWARE || e.type == PERF_TYPE_HW_CACHE;
 }
 
+// The user registers that --call-graph dwarf samples (PERF_SAMPLE_REGS_USER) on x86-64, by the
+// bits of arch/x86/include/uapi/asm/perf_regs.h: AX 0, BX 1, CX 2, DX 3, SI 4, DI 5, BP 6, SP 7,
+// IP 8, R8-R15 16-23. A sample holds them in the order of their bits; kPerfUserRegsDwarf says
+// where DWARF register k (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip) is among them.
+// No mask elsewhere: user stacks are not sampled there.
+#if defined(__x86_64__)
+inline constexpr std::uint64_t kPerfUserRegsMask = 0x1ffull | (0xffull << 16);
+#else
+inline constexpr std::uint64_t kPerfUserRegsMask = 0;
+#endif
+inline constexpr std::size_t kPerfUserRegs = 17;
+// perf's largest stack copy: a record's size is 16 bits.
+inline constexpr std::uint32_t kPerfMaxUserStack = 65528;
+inline constexpr std::uint8_t kPerfUserRegsDwarf[kPerfUserRegs] = {0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8};
+
 // PERF_FORMAT_LOST (Linux 6.0), spelt out for older kernel headers.
 inline constexpr std::uint64_t kPerfFormatLost = 1u << 4;
 

@@ -7,6 +7,8 @@
 
 #include <pmc/error.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -50,6 +52,36 @@ void split_chain(const unsigned char* record, std::size_t at, std::uint64_t nr, 
 
 }  // namespace
 
+// After the kernel part of the chain: the sampled user registers (abi; the kPerfUserRegsMask
+// registers unless abi is PERF_SAMPLE_REGS_ABI_NONE, a kernel thread's sample), then the stack
+// copy (size; that many bytes; and the bytes actually copied, dyn_size, when size is not 0).
+// Appended to out.user_stacks; false (the sample goes to the stacks) when the record has no
+// 64-bit user registers.
+bool PerfAccess::take_user_stack(const unsigned char* record, std::size_t at, std::size_t size, const PerfStack& chain,
+                                 PerfSamples& out) {
+  if (size < at + 8 || field<std::uint64_t>(record, at) != PERF_SAMPLE_REGS_ABI_64) return false;
+  at += 8;
+  if (size < at + kPerfUserRegs * 8 + 8) return false;
+  UserStackSample sample;
+  sample.pid = chain.pid;
+  for (std::size_t k = 0; k < kPerfUserRegs; ++k) sample.regs[k] = field<std::uint64_t>(record, at + 8 * kPerfUserRegsDwarf[k]);
+  at += kPerfUserRegs * 8;
+  const auto bytes = field<std::uint64_t>(record, at);
+  at += 8;
+  std::uint64_t copied = 0;
+  if (bytes != 0 && bytes <= size - at && size - at - bytes >= 8)
+    copied = std::min(bytes, field<std::uint64_t>(record, at + bytes));
+  UserStacks& u = out.user_stacks;
+  sample.kernel_at = u.kernel.size();
+  sample.kernel_frames = chain.kernel.size();
+  u.kernel.insert(u.kernel.end(), chain.kernel.begin(), chain.kernel.end());
+  sample.stack_at = u.stack.size();
+  sample.stack_bytes = static_cast<std::size_t>(copied);
+  u.stack.insert(u.stack.end(), record + at, record + at + copied);
+  u.samples.push_back(sample);
+  return true;
+}
+
 void PerfAccess::take_record(const perf_event_header& h, const unsigned char* record, PerfSamples& out) {
   const std::size_t size = h.size;
   std::size_t at = sizeof h;
@@ -68,13 +100,19 @@ void PerfAccess::take_record(const perf_event_header& h, const unsigned char* re
     }
     PerfStack stack;
     stack.pid = static_cast<int>(pid);
-    if (callchain_ && size >= at + 8) {
+    if ((callchain_ || user_stack_bytes_) && size >= at + 8) {
       const auto nr = field<std::uint64_t>(record, at);
-      if (nr <= (size - at - 8) / 8) split_chain(record, at + 8, nr, stack);
+      if (nr <= (size - at - 8) / 8) {
+        split_chain(record, at + 8, nr, stack);
+        at += 8 + nr * 8;
+      } else {
+        at = size;  // not a chain: nor any field after it
+      }
     }
     // The chain's first frame is the sampled IP; without a chain (or an empty one) it is alone.
     std::vector<std::uint64_t>& leaf = mode == PERF_RECORD_MISC_KERNEL ? stack.kernel : stack.user;
     if (leaf.empty() || leaf.front() != ip) leaf.insert(leaf.begin(), ip);
+    if (user_stack_bytes_ && take_user_stack(record, at, size, stack, out)) return;
     ++out.stacks[std::move(stack)];
     return;
   }
@@ -113,17 +151,25 @@ void PerfAccess::take_record(const perf_event_header& h, const unsigned char* re
   }
 }
 
-void PerfAccess::sample_callchains(bool on) {
-  if (on == callchain_) return;
+void PerfAccess::sample_callchains(bool on, std::uint32_t user_stack_bytes) {
+  if (on == callchain_ && user_stack_bytes == user_stack_bytes_) return;
   if (running_) throw Error(errc::invalid_argument, "cannot change call-chain sampling while the events count");
+  if (user_stack_bytes && !kPerfUserRegsMask)
+    throw Error(errc::not_supported, "user stacks are sampled (for DWARF unwinding) on x86-64 only");
+  if (user_stack_bytes % 8 || user_stack_bytes > kPerfMaxUserStack)
+    throw Error(errc::invalid_argument, fmt::format("a user stack copy of {} bytes: it must be a multiple of 8 up to {}",
+                                                    user_stack_bytes, kPerfMaxUserStack));
   const bool was = callchain_;
+  const std::uint32_t was_bytes = user_stack_bytes_;
   callchain_ = on;
+  user_stack_bytes_ = user_stack_bytes;
   std::vector<std::vector<SampleFd>> reopened(samplers_.size());
   try {
     for (std::size_t i = 0; i < events_.size(); ++i)
       if (slots_[i].sampling) reopened[slots_[i].pos] = open_sampler(events_[i], slots_[i].pos == 0);
   } catch (...) {
     callchain_ = was;
+    user_stack_bytes_ = was_bytes;
     for (auto& fds : reopened)
       for (auto& s : fds) close_sample_fd(s);
     throw;

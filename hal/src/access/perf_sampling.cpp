@@ -56,6 +56,12 @@ std::vector<PerfAccess::SampleFd> PerfAccess::open_sampler(const PerfEventSpec& 
         attr.sample_period = event.sample_period;
         attr.precise_ip = event.precise_ip & 3u;  // :p, :pp, :ppp of a PMU event
         attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (callchain_ ? PERF_SAMPLE_CALLCHAIN : 0);
+        if (user_stack_bytes_) {  // --call-graph dwarf: the kernel's chain stops at the user stack
+          attr.sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+          attr.exclude_callchain_user = 1;
+          attr.sample_regs_user = kPerfUserRegsMask;
+          attr.sample_stack_user = user_stack_bytes_;
+        }
         if (first) attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = attr.task = 1;
         attr.inherit = inherit;
         attr.disabled = 1;
@@ -85,7 +91,8 @@ std::vector<PerfAccess::SampleFd> PerfAccess::open_sampler(const PerfEventSpec& 
         fds.push_back(s);
         SampleFd& added = fds.back();
         int err = 0;
-        for (std::size_t pages = kRingPages; pages >= 1 && !added.map; pages /= 2) {
+        // A copy of the user stack makes each sample kilobytes long: twice the pages then.
+        for (std::size_t pages = user_stack_bytes_ ? 2 * kRingPages : kRingPages; pages >= 1 && !added.map; pages /= 2) {
           const std::size_t bytes = (1 + pages) * kPerfPageSize;
           void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, added.fd, 0);
           if (map == MAP_FAILED) {

@@ -47,6 +47,7 @@ class SessionImpl {
   std::vector<PcCount> sampled_pcs(AddressSpace space);
   std::uint64_t lost_samples();
   std::vector<SampledStack> sampled_stacks();   // session_stacks.cpp
+  UserStacks sampled_user_stacks();
   std::vector<MappedFile> sampled_mappings();
   // Simulated workloads (session_run.cpp; the runner is hal/src/sim/runner.cpp).
   WorkloadRun run(const Workload& workload);

@@ -45,13 +45,14 @@ void SessionImpl::profile(const ProfileRequest& request) {
     if (request.pc && request.pc->start >= request.pc->end)
       throw Error(errc::invalid_argument,
                   fmt::format("the PC range [{:#x}, {:#x}) is empty", request.pc->start, request.pc->end));
-    if (request.callchain || perf_) perf().sample_callchains(request.callchain);
+    if (request.callchain || request.user_stack_bytes || perf_)
+      perf().sample_callchains(request.callchain, request.user_stack_bytes);
     if (registers_) registers_->set_profile(nullptr, {});
     profile_request = request;  // the samples collected so far are kept: only the view changes
     perf_profile_ = true;
     return;
   }
-  if (request.callchain)
+  if (request.callchain || request.user_stack_bytes)
     throw Error(errc::not_supported,
                 fmt::format("call chains come from Linux perf sampling (a command's or a process's), not from "
                             "backend '{}''s counter interrupts",

@@ -8,6 +8,7 @@
 namespace pmc {
 
 std::vector<SampledStack> Session::sampled_stacks() { return impl_->sampled_stacks(); }
+UserStacks Session::sampled_user_stacks() { return impl_->sampled_user_stacks(); }
 std::vector<MappedFile> Session::sampled_mappings() { return impl_->sampled_mappings(); }
 
 }  // namespace pmc
@@ -29,6 +30,25 @@ std::vector<SampledStack> SessionImpl::sampled_stacks() {
     if (a.user != b.user) return a.user < b.user;
     return a.kernel < b.kernel;
   });
+  return out;
+}
+
+// The targets' copies one after the other, each sample's stretches moved by what came before.
+UserStacks SessionImpl::sampled_user_stacks() {
+  UserStacks out;
+  if (!perf_ || !perf_->sampling()) return out;
+  perf_->drain();
+  for (const PerfSamples& s : perf_->samples()) {
+    const UserStacks& u = s.user_stacks;
+    const std::size_t kernel_base = out.kernel.size(), stack_base = out.stack.size();
+    for (UserStackSample sample : u.samples) {
+      sample.kernel_at += kernel_base;
+      sample.stack_at += stack_base;
+      out.samples.push_back(sample);
+    }
+    out.kernel.insert(out.kernel.end(), u.kernel.begin(), u.kernel.end());
+    out.stack.insert(out.stack.end(), u.stack.begin(), u.stack.end());
+  }
   return out;
 }
 
