@@ -72,6 +72,14 @@ struct Probed {
   std::string data_error;
 };
 
+// The backend a library is named for: "p6" for libp6.so (the file name a backend's data file
+// <name>.toml goes with).
+std::string library_name(const std::filesystem::path& lib) {
+  std::string name = lib.stem().string();
+  if (name.starts_with("lib")) name.erase(0, 3);
+  return name;
+}
+
 // Which backend libraries Hal::open loads. A backend's data file (<name>.toml for lib<name>.so)
 // holds its probe table, so whether it can match this CPU is known before its library is
 // loaded (docs/writing-a-backend.md "Probing"): with backend = "auto", a library is loaded when
@@ -94,7 +102,7 @@ class Preselection {
         if (it->path().extension() == ".so" && it->path().stem().string().starts_with("lib")) libs.push_back(it->path());
       std::sort(libs.begin(), libs.end());
       for (const auto& lib : libs) {
-        const std::string name = lib.stem().string().substr(3);
+        const std::string name = library_name(lib);
         if (name.ends_with("-model")) continue;  // a device model's library
         try {
           files.emplace_back(data_file(name, lib), name);
@@ -107,8 +115,7 @@ class Preselection {
   }
 
   bool load(const std::filesystem::path& lib) {
-    std::string name = lib.stem().string();
-    if (name.starts_with("lib")) name.erase(0, 3);
+    const std::string name = library_name(lib);
     if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
     seen_.push_back(name);
     if (config_.backend != "auto") return name == config_.backend;
@@ -163,8 +170,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
       if (auto* s = pre.skipped(p.status.file)) {
         impl.candidates.push_back({s->name, s->verdict});
       } else {
-        std::string name = p.status.file.stem().string();
-        if (name.starts_with("lib")) name.erase(0, 3);
+        const std::string name = library_name(p.status.file);
         impl.candidates.push_back(
             {name, Match{0, fmt::format("not loaded: backend = \"{}\" is named ({})", pre.config().backend,
                                         origin_of(pre.config(), "backend")),
