@@ -7,6 +7,7 @@
 // --timeout, -a, -C, -A, -p, -t; --version. Real counts come from the perf software events of
 // this machine; simulated ones from the bundled workloads, whose totals are worked out by hand.
 
+#include "support/perf_stat.hpp"
 #include "support/pmc_command.hpp"
 #include "support/preconditions.hpp"
 
@@ -31,23 +32,8 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
-std::vector<std::string> fields(const std::string& line, char sep) {
-  std::vector<std::string> f;
-  std::size_t pos = 0, at;
-  while ((at = line.find(sep, pos)) != std::string::npos) {
-    f.push_back(line.substr(pos, at - pos));
-    pos = at + 1;
-  }
-  f.push_back(line.substr(pos));
-  return f;
-}
+using pmc_test::lines_of;
+std::vector<std::string> fields(const std::string& line, char sep) { return pmc_test::split(line, sep); }
 
 // CSV lines of an event (its third column, after the time and CPU columns when there are).
 std::vector<std::vector<std::string>> csv_rows(const std::string& text, char sep, std::size_t event_column = 2) {
