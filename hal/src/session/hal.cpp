@@ -72,7 +72,7 @@ struct Probed {
   std::string data_error;
 };
 
-// The backend a library is named for: "p6" for libp6.so (the file name a backend's data file
+// The backend a library is named for: "NAME" for libNAME.so (the file name a backend's data file
 // <name>.toml goes with).
 std::string library_name(const std::filesystem::path& lib) {
   std::string name = lib.stem().string();
