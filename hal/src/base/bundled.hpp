@@ -4,10 +4,21 @@
 
 #include <pmc/paths.hpp>
 
+#include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace pmc::detail {
+
+// default_paths(), without copying them: the library's own calls (Hal::open asks for each
+// backend's data file).
+[[nodiscard]] const Paths& paths();
+
+// The file names in a directory, sorted by name (readdir: no std::filesystem::path per entry,
+// which Hal::open's listings of the plugin directories spent most of their time building);
+// nullopt with `error` set when it cannot be read.
+[[nodiscard]] std::optional<std::vector<std::string>> list_directory(const std::string& dir, std::error_code& error);
 
 // The bare names of the bundled files of a kind ("pentium-iii", ...), sorted.
 [[nodiscard]] std::vector<std::string> bundled_names(DataKind kind);

@@ -9,6 +9,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <string_view>
+
+#include <dirent.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
@@ -31,12 +35,12 @@ const std::filesystem::path g_self_at_load = self_file();
 
 }  // namespace
 
+namespace {
+
 // The library finds its plugins and data relative to its own file, so an installed tree can
 // be moved anywhere, and the build tree (laid out the same way) works before installing.
-Paths default_paths() {
+Paths paths_of(const std::filesystem::path& self) {
   namespace fs = std::filesystem;
-  // Empty only when called by another library's static initializer before this one's ran.
-  const fs::path self = g_self_at_load.empty() ? self_file() : g_self_at_load;
   fs::path libdir = self.parent_path();
   fs::path prefix = libdir;
   const fs::path lib_subdir(PMC_LIB_SUBDIR);  // "lib" or "lib/x86_64-linux-gnu"
@@ -46,6 +50,44 @@ Paths default_paths() {
   p.data = prefix / PMC_DATA_SUBDIR;
   p.events = p.data / "events";
   return p;
+}
+const Paths g_paths_at_load = paths_of(g_self_at_load);  // worked out once: Hal::open asks often
+
+}  // namespace
+
+Paths default_paths() {
+  // Empty only when called by another library's static initializer before this one's ran.
+  return g_paths_at_load.plugins.empty() ? paths_of(g_self_at_load.empty() ? self_file() : g_self_at_load)
+                                         : g_paths_at_load;
+}
+
+const Paths& detail::paths() {
+  if (!g_paths_at_load.plugins.empty()) return g_paths_at_load;
+  thread_local Paths early;  // before this library's initializers ran
+  early = default_paths();
+  return early;
+}
+
+std::optional<std::vector<std::string>> detail::list_directory(const std::string& dir, std::error_code& error) {
+  error.clear();
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    error.assign(errno, std::generic_category());
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* e = ::readdir(d);
+    if (!e) break;
+    const std::string_view name(e->d_name);
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  if (errno != 0) error.assign(errno, std::generic_category());
+  ::closedir(d);
+  if (error) return std::nullopt;
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace pmc

@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -22,30 +24,76 @@ namespace {
 std::string mode_text(mode_t m) { return fmt::format("{:04o}", static_cast<unsigned>(m & 07777)); }
 
 // What the current RootCheckScope of this thread remembers (nullptr: no scope).
+struct StatMemo {
+  int rc = 0;
+  int err = 0;
+  struct stat st {};
+};
 struct RootChecks {
   bool root = ::geteuid() == 0;
   std::unordered_set<std::string> safe_dirs;                    // found safe, with all above them
-  std::unordered_map<std::string, std::filesystem::path> real;  // directory -> its real path
+  std::unordered_map<std::string, std::string> real;            // directory -> its real path
+  std::unordered_map<std::string, StatMemo> stats, lstats;      // scoped_stat's answers
 };
 thread_local RootChecks* t_checks = nullptr;
 
+// The paths here are strings: std::filesystem::path splits itself into components at every
+// construction, which was most of what opening a HAL spent on these checks.
+
+// An absolute path with no empty, "." or ".." component and no trailing '/' (not "/" itself):
+// its parent and its last name are what the text before and after its last '/' say.
+bool plain_absolute(std::string_view p) {
+  if (p.size() < 2 || p.front() != '/' || p.back() == '/') return false;
+  for (std::size_t at = 1; at <= p.size();) {
+    const std::size_t end = std::min(p.find('/', at), p.size());
+    const std::string_view part = p.substr(at, end - at);
+    if (part.empty() || part == "." || part == "..") return false;
+    at = end + 1;
+  }
+  return true;
+}
+
+// The text before the last '/': "/a/b" -> "/a", "/a" -> "/", "a" -> "".
+std::string parent_of(const std::string& p) {
+  const std::size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return {};
+  return slash == 0 ? std::string("/") : p.substr(0, slash);
+}
+
+// The real path of a directory within a scope: its parent's real path and its own name when it is
+// not a symbolic link (one lstat; the parent's answer is shared by its other children), else
+// what std::filesystem::canonical says. Empty when it cannot be resolved.
+std::string real_dir(const std::string& dir) {
+  auto it = t_checks->real.find(dir);
+  if (it != t_checks->real.end()) return it->second;
+  std::string out;
+  struct stat st {};
+  if (plain_absolute(dir) && scoped_stat(dir, st, false) == 0 && S_ISDIR(st.st_mode)) {
+    const std::string parent = parent_of(dir);
+    const std::string real_parent = parent == "/" ? parent : real_dir(parent);
+    if (!real_parent.empty())
+      out = (real_parent == "/" ? std::string() : real_parent) + dir.substr(dir.find_last_of('/'));
+  } else {
+    std::error_code ec;
+    out = std::filesystem::canonical(dir, ec).native();
+    if (ec) out.clear();
+  }
+  t_checks->real.emplace(dir, out);
+  return out;
+}
+
 // The real path of `file` (symbolic links resolved), its directory's looked up once per scope.
-std::filesystem::path real_path(const std::filesystem::path& file) {
+std::string real_path(const std::filesystem::path& file) {
   std::error_code ec;
   struct stat st {};
-  if (t_checks && file.has_parent_path() && ::lstat(file.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
-    const std::string dir = file.parent_path().native();
-    auto it = t_checks->real.find(dir);
-    if (it == t_checks->real.end()) {
-      std::filesystem::path real = std::filesystem::canonical(file.parent_path(), ec);
-      if (!ec) it = t_checks->real.emplace(dir, std::move(real)).first;
-    }
-    if (it != t_checks->real.end()) return it->second / file.filename();
+  if (t_checks && file.has_parent_path() && scoped_stat(file.native(), st, false) == 0 && !S_ISLNK(st.st_mode)) {
+    const std::string dir = real_dir(file.parent_path().native());
+    if (!dir.empty()) return (dir == "/" ? std::string() : dir) + "/" + file.filename().native();
   }
   std::filesystem::path p = std::filesystem::canonical(file, ec);
   if (ec) p = std::filesystem::absolute(file, ec);
   if (ec) p = file;
-  return p;
+  return p.native();
 }
 }  // namespace
 
@@ -66,31 +114,56 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
   if (t_checks ? !t_checks->root : ::geteuid() != 0) return std::nullopt;
   // The real path: a symbolic link leads to a file others may control in a directory that is
   // not above the name given.
-  const std::filesystem::path p = real_path(file);
+  const std::string p = real_path(file);
   // The file itself, then every directory above it (a writable directory lets others replace
   // the file). As sudo and ssh do for the files they trust. Within a RootCheckScope a directory
   // found safe (with all above it) is not walked again.
   std::vector<std::string> checked;
   bool first = true;
-  for (std::filesystem::path at = p;; at = at.parent_path()) {
-    if (!first && t_checks && t_checks->safe_dirs.count(at.native())) break;
+  for (std::string at = p; !at.empty(); at = parent_of(at)) {
+    if (!first && t_checks && t_checks->safe_dirs.count(at)) break;
     struct stat st {};
-    if (::stat(at.c_str(), &st) != 0) break;
+    if (scoped_stat(at, st) != 0) break;
     const char* what = S_ISDIR(st.st_mode) ? "directory" : "file";
     if (st.st_uid != 0)
-      return fmt::format("refused while running as root: {} {} is owned by user {}, not root", what, at.string(),
-                         st.st_uid);
+      return fmt::format("refused while running as root: {} {} is owned by user {}, not root", what, at, st.st_uid);
     const bool sticky_root_dir = !first && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0;
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root_dir)
-      return fmt::format("refused while running as root: {} {} is writable by {} (mode {})", what, at.string(),
+      return fmt::format("refused while running as root: {} {} is writable by {} (mode {})", what, at,
                          (st.st_mode & S_IWOTH) ? "everyone" : "its group", mode_text(st.st_mode));
-    if (!first) checked.push_back(at.native());
+    if (!first) checked.push_back(at);
     first = false;
-    if (at == at.parent_path()) break;
+    if (at == "/") break;
   }
   if (t_checks)
     for (auto& d : checked) t_checks->safe_dirs.insert(std::move(d));
   return std::nullopt;
+}
+
+int scoped_stat(const std::filesystem::path& p, struct stat& st, bool follow) { return scoped_stat(p.native(), st, follow); }
+
+int scoped_stat(const std::string& p, struct stat& st, bool follow) {
+  if (!t_checks) return follow ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
+  auto& memo = follow ? t_checks->stats : t_checks->lstats;
+  auto it = memo.find(p);
+  if (it == memo.end()) {
+    StatMemo m;
+    // What lstat said of a path that is no symbolic link is what stat says of it.
+    const auto l = follow ? t_checks->lstats.find(p) : t_checks->lstats.end();
+    if (l != t_checks->lstats.end() && l->second.rc == 0 && !S_ISLNK(l->second.st.st_mode)) {
+      m = l->second;
+    } else {
+      m.rc = follow ? ::stat(p.c_str(), &m.st) : ::lstat(p.c_str(), &m.st);
+      m.err = m.rc == 0 ? 0 : errno;
+    }
+    it = memo.emplace(p, m).first;
+  }
+  if (it->second.rc != 0) {
+    errno = it->second.err;
+    return -1;
+  }
+  st = it->second.st;
+  return 0;
 }
 
 std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create) {
@@ -105,11 +178,15 @@ std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path
   for (const auto& part : full) {
     at /= part;
     struct stat st {};
-    if (::lstat(at.c_str(), &st) != 0 && create && errno == ENOENT && ::mkdir(at.c_str(), 0700) != 0 &&
-        errno != EEXIST)
-      return fmt::format("refused while running as root: directory {} cannot be made", at.string());
-    if (::lstat(at.c_str(), &st) != 0)
-      return fmt::format("refused while running as root: directory {} does not exist", at.string());
+    // (Remembered within a RootCheckScope when nothing is made: the parse cache's directory is
+    // checked before each of the records Hal::open reads.)
+    int rc = create ? ::lstat(at.c_str(), &st) : scoped_stat(at, st, false);
+    if (rc != 0 && create && errno == ENOENT) {
+      if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST)
+        return fmt::format("refused while running as root: directory {} cannot be made", at.string());
+      rc = ::lstat(at.c_str(), &st);
+    }
+    if (rc != 0) return fmt::format("refused while running as root: directory {} does not exist", at.string());
     if (S_ISLNK(st.st_mode))
       return fmt::format("refused while running as root: {} is a symbolic link", at.string());
     if (!S_ISDIR(st.st_mode)) return fmt::format("refused while running as root: {} is not a directory", at.string());

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+struct stat;  // <sys/stat.h>, not included here: it declares umask, which tests name too
+
 namespace pmc::detail {
 
 // nullopt when the process is not root, or when neither the file nor a directory above it (on
@@ -25,8 +27,10 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file);
 std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create);
 
 // While one exists on a thread (Hal::open makes one), unsafe_for_root remembers the directories
-// it found safe and does not walk them again: opening a HAL reads twenty-odd files under the
-// same few directories. Scopes nest; the outermost one owns the memory.
+// it found safe and does not walk them again, and scoped_stat remembers what each path's stat
+// said: opening a HAL reads twenty-odd files under the same few directories, and the safety
+// walk, the parse cache's key and the plugin checks would each stat them again. Scopes nest;
+// the outermost one owns the memory.
 class RootCheckScope {
  public:
   RootCheckScope();
@@ -37,5 +41,12 @@ class RootCheckScope {
  private:
   bool owner_ = false;
 };
+
+// stat(2) (follow true) or lstat(2) of `p`. Within a RootCheckScope the answer (a failure's
+// errno too) is remembered for the scope: a file that changes while a HAL opens is seen as it
+// was when first looked at, as if it had changed just after. Outside a scope, the call itself.
+// Returns 0 or -1 with errno set, as the system calls do.
+int scoped_stat(const std::filesystem::path& p, struct stat& st, bool follow = true);
+int scoped_stat(const std::string& p, struct stat& st, bool follow = true);
 
 }  // namespace pmc::detail

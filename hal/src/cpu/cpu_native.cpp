@@ -134,12 +134,24 @@ void read_leaf(CpuidTable& t, std::uint32_t leaf) {
 CpuInfo read_native_cpu() {
 #if PMC_HAVE_CPUID
   CpuidTable t;
-  const std::uint32_t max_leaf = __get_cpuid_max(0, nullptr);
-  // 0 also means "no CPUID instruction" on old i386 (__get_cpuid_max checks the ID flag); a
-  // CPU whose leaf 0 says 0 has no leaf 1 to decode either.
+#if defined(__i386__)
+  // An old i386 may have no CPUID instruction (__get_cpuid_max checks the ID flag).
+  if (__get_cpuid_max(0, nullptr) == 0) throw Error(errc::not_supported, "native: CPUID is unavailable");
+#endif
+  const CpuidRegs l0 = native_cpuid(0, 0);
+  t.set(0, 0, l0);
+  const std::uint32_t max_leaf = l0.eax;
+  // A CPU whose leaf 0 says 0 has no leaf 1 to decode.
   if (max_leaf == 0) throw Error(errc::not_supported, "native: CPUID is unavailable or reports no leaf 1");
-  for (std::uint32_t leaf : kNativeLeaves)
-    if (leaf <= max_leaf) read_leaf(t, leaf);
+  // Leaves 0AH, 15H, 16H, 1AH and 23H are Intel's; AMD's APM does not define them (they read as
+  // zero: the AMD fact sheet of docs/hardware, section 1), so on AMD and Hygon parts they are not
+  // asked for (read_native_leaf reads one on demand).
+  const bool reserved = l0.ebx == 0x68747541 || l0.ebx == 0x6F677948;  // "Auth"enticAMD, "Hygo"nGenuine
+  for (std::uint32_t leaf : kNativeLeaves) {
+    if (leaf == 0 || leaf > max_leaf) continue;
+    if (reserved && (leaf == 0x0A || leaf == 0x15 || leaf == 0x16 || leaf == 0x1A || leaf == 0x23)) continue;
+    read_leaf(t, leaf);
+  }
 
   const CpuidRegs ext0 = native_cpuid(kExtBase, 0);
   t.set(kExtBase, 0, ext0);

@@ -13,6 +13,7 @@
 #include "catalog_cache_file.hpp"
 #include "catalog_state.hpp"
 #include "environment.hpp"
+#include "root_safety.hpp"
 
 #include <fmt/format.h>
 
@@ -60,7 +61,7 @@ bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
   };
   for (const auto& f : files) {
     struct stat st{};
-    if (::stat(f.c_str(), &st) != 0) return false;
+    if (scoped_stat(f, st) != 0) return false;
     key.append("file\t").append(f.native()).append("\t");
     number(static_cast<std::uint64_t>(st.st_size), '\t');
     number(static_cast<std::uint64_t>(st.st_mtim.tv_sec), '.');

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -356,7 +358,9 @@ void EventCatalog::load(const std::filesystem::path& path, std::string_view back
     throw Error(errc::permission, fmt::format("{}: not read: {}", path.string(), *why));
   std::error_code ec;
   std::vector<fs::path> files;
-  if (fs::is_directory(path, ec)) {
+  struct stat st {};
+  const bool found = detail::scoped_stat(path, st) == 0;
+  if (found && S_ISDIR(st.st_mode)) {
     for (const auto& entry : fs::directory_iterator(path, ec))
       if (entry.path().extension() == ".toml") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
@@ -364,7 +368,7 @@ void EventCatalog::load(const std::filesystem::path& path, std::string_view back
       if (auto why = detail::unsafe_for_root(f))
         throw Error(errc::permission, fmt::format("{}: events file not read: {}", f.string(), *why));
   } else {
-    if (!fs::exists(path, ec)) throw Error(errc::io, fmt::format("{}: no such events file or directory", path.string()));
+    if (!found) throw Error(errc::io, fmt::format("{}: no such events file or directory", path.string()));
     files.push_back(path);
   }
   // The parse cache: these files, unchanged since a load that began as this catalog did, give

@@ -138,7 +138,7 @@ std::optional<std::string> unsafe_plugin_file(const std::filesystem::path& file)
 
 std::optional<std::string> inspect_plugin_file(const std::filesystem::path& file, std::optional<Exports>* exports) {
   struct stat st {};
-  if (::stat(file.c_str(), &st) != 0)
+  if (scoped_stat(file, st) != 0)
     return fmt::format("cannot be read: {}", std::strerror(errno));
   if (!S_ISREG(st.st_mode)) {
     const char* kind = S_ISFIFO(st.st_mode)  ? "a named pipe"

@@ -3,6 +3,7 @@
 // fails is reported by file and reason, and the other plugins still load. The file checks made
 // before dlopen are plugin_file.cpp's.
 #include "plugins.hpp"
+#include "bundled.hpp"
 #include "environment.hpp"
 
 #include <pmc/error.hpp>
@@ -202,7 +203,8 @@ void ModelRegistry::load_deferred_at(std::size_t i) const {
   const std::filesystem::path& file = deferred[i];
   PluginLoad p = load_plugin(file);  // checked again: the file may have changed since
   if (p.backend) {  // not what its symbol table said: a model-only library that defines a backend
-    p = failed_load(file, "it defines a backend descriptor it did not export when the plugins were listed");
+    p = failed_load(file, "it was listed as a device model's library (by its exports, or by its name "
+                          "lib<name>-model.so) and defines a backend: a backend's library is lib<name>.so");
   }
   if (p.model) {
     for (const auto& m : models)
@@ -233,7 +235,8 @@ std::shared_ptr<LoadedModel> ModelRegistry::find_model(const std::string& name) 
 }
 
 std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs,
-                                     const std::function<bool(const std::filesystem::path&)>& load_backend) {
+                                     const std::function<bool(const std::filesystem::path&)>& load_backend,
+                                     const std::function<std::optional<PluginKind>(const std::filesystem::path&)>& pass_over) {
   namespace fs = std::filesystem;
   std::vector<PluginLoad> out;
   auto report = [&](const fs::path& file, std::string message) {
@@ -259,22 +262,24 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
       continue;
     }
     std::vector<fs::path> files;
-    fs::directory_iterator it(dir, ec), end;
-    if (ec) {
+    const auto names = list_directory(dir.native(), ec);  // sorted
+    if (!names) {
       report(dir, fmt::format("plugin directory cannot be read: {}", ec.message()));
       continue;
     }
-    for (; it != end; it.increment(ec)) {
-      if (ec) {
-        report(dir, fmt::format("plugin directory cannot be read completely: {}", ec.message()));
-        break;
-      }
-      if (it->path().extension() == ".so") files.push_back(it->path());
-    }
-    std::sort(files.begin(), files.end());
+    for (const std::string& name : *names)
+      if (name.size() > 3 && name.ends_with(".so")) files.push_back(dir / name);
     for (const auto& f : files) {
       // A library that defines only a device model is loaded when a model is first needed
       // (ModelRegistry::load_deferred): counting on real hardware needs none.
+      if (const std::optional<PluginKind> kind = pass_over ? pass_over(f) : std::nullopt) {
+        PluginLoad p;
+        p.status.file = f;
+        p.status.kind = *kind;
+        (*kind == PluginKind::model ? p.deferred : p.deferred_backend) = true;
+        out.push_back(std::move(p));
+        continue;
+      }
       std::optional<Exports> exports;
       if (auto why = inspect_plugin_file(f, &exports)) {
         out.push_back(failed_load(f, *why));
@@ -323,7 +328,9 @@ const std::vector<PluginLoad>& PluginSet::all() const {
       }
       PluginLoad loaded = load_plugin(p.status.file);  // checked again: the file may have changed since
       if (loaded.model) {  // not what its symbol table said
-        loaded = failed_load(p.status.file, "it defines a model descriptor it did not export when the plugins were listed");
+        loaded = failed_load(p.status.file, "it was listed as a backend's library (by its exports, or by its data file "
+                                            "<name>.toml) and defines a device model too: a model's library is "
+                                            "lib<name>-model.so");
       }
       if (loaded.backend)
         for (const PluginLoad& o : all_)

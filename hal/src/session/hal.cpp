@@ -1,4 +1,5 @@
 #include "access.hpp"
+#include "bundled.hpp"
 #include "context.hpp"
 #include "cpu_catalogs.hpp"
 #include "cpu_native.hpp"
@@ -14,6 +15,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <mutex>
@@ -55,11 +58,11 @@ std::string origin_of(const Config& c, const std::string& key) {
 
 // A backend's data file, <name>.toml: next to its plugin, else in the installed events directory.
 std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin) {
-  std::error_code ec;
+  struct stat st {};
   const auto beside = plugin.parent_path() / (name + ".toml");
-  if (std::filesystem::is_regular_file(beside, ec)) return beside;
-  const auto installed = default_paths().events / (name + ".toml");
-  if (std::filesystem::is_regular_file(installed, ec)) return installed;
+  if (detail::scoped_stat(beside, st) == 0 && S_ISREG(st.st_mode)) return beside;
+  const auto installed = detail::paths().events / (name + ".toml");
+  if (detail::scoped_stat(installed, st) == 0 && S_ISREG(st.st_mode)) return installed;
   throw Error(errc::not_found, fmt::format("backend '{}' has no data file: neither {} nor {} exists", name,
                                            beside.string(), installed.string()));
 }
@@ -98,9 +101,9 @@ class Preselection {
     for (const auto& dir : dirs) {
       std::error_code ec;
       std::vector<fs::path> libs;
-      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-        if (it->path().extension() == ".so" && it->path().stem().string().starts_with("lib")) libs.push_back(it->path());
-      std::sort(libs.begin(), libs.end());
+      if (const auto names = detail::list_directory(dir.native(), ec))  // sorted
+        for (const std::string& n : *names)
+          if (n.size() > 6 && n.starts_with("lib") && n.ends_with(".so")) libs.push_back(dir / n);
       for (const auto& lib : libs) {
         const std::string name = library_name(lib);
         if (name.ends_with("-model")) continue;  // a device model's library
@@ -119,15 +122,19 @@ class Preselection {
     if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
     seen_.push_back(name);
     if (config_.backend != "auto") return name == config_.backend;
-    const auto at = std::find(libs_.begin(), libs_.end(), lib);
-    if (at == libs_.end()) return true;
-    const auto& table = tables_[static_cast<std::size_t>(at - libs_.begin())];
-    if (!table || table->backend != name || (table->pmu.probe.empty() && table->pmu.unmatched.empty())) return true;
-    read_leaves(table->pmu);
-    Match verdict = detail::probe_with_table(cpu_, table->pmu, name);
-    if (verdict.matched()) return true;
-    skipped_.push_back({lib, name, std::move(verdict)});
-    return false;
+    return !refused(lib, name);
+  }
+
+  // What Hal::open knows of a library without opening it: one named lib<name>-model.so is a
+  // device model's, loaded when a model is needed; a backend's whose probe table refuses this
+  // CPU is not loaded (plugins() loads it). Their checks run when they are loaded.
+  std::optional<PluginKind> pass_over(const std::filesystem::path& lib) {
+    const std::string name = library_name(lib);
+    if (name.ends_with("-model")) return PluginKind::model;
+    if (config_.backend != "auto" || std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return std::nullopt;
+    if (!refused(lib, name)) return std::nullopt;
+    seen_.push_back(name);
+    return PluginKind::backend;
   }
 
   // The native reading has the leaves the library reads; a probe table may name others.
@@ -158,6 +165,26 @@ class Preselection {
   std::vector<std::optional<detail::ProbeSummary>> tables_;  // their data files' probe tables
   std::vector<std::string> seen_;
   std::vector<Skipped> skipped_;
+  std::vector<std::optional<bool>> refused_;  // per entry of libs_, once decided
+
+  // Whether the data file's probe table of a library in libs_ refuses this CPU (recorded in
+  // skipped_); false for a library it cannot tell about.
+  bool refused(const std::filesystem::path& lib, const std::string& name) {
+    const auto at = std::find(libs_.begin(), libs_.end(), lib);
+    if (at == libs_.end()) return false;
+    const auto i = static_cast<std::size_t>(at - libs_.begin());
+    refused_.resize(libs_.size());
+    if (refused_[i]) return *refused_[i];
+    refused_[i] = false;
+    const auto& table = tables_[i];
+    if (!table || table->backend != name || (table->pmu.probe.empty() && table->pmu.unmatched.empty())) return false;
+    read_leaves(table->pmu);
+    Match verdict = detail::probe_with_table(cpu_, table->pmu, name);
+    if (verdict.matched()) return false;
+    skipped_.push_back({lib, name, std::move(verdict)});
+    refused_[i] = true;
+    return true;
+  }
 };
 
 // Each backend library's data and verdict, in the order of `loads`, into impl.candidates.
@@ -228,7 +255,8 @@ Hal Hal::open(const Config& config) {
   dirs.push_back(default_paths().plugins);
   Preselection pre(config, impl->cpu, dirs);
   impl->plugins = std::make_shared<detail::PluginSet>(
-      detail::load_plugins(dirs, [&pre](const std::filesystem::path& lib) { return pre.load(lib); }));
+      detail::load_plugins(dirs, [&pre](const std::filesystem::path& lib) { return pre.load(lib); },
+                           [&pre](const std::filesystem::path& lib) { return pre.pass_over(lib); }));
   impl->models = std::make_shared<detail::ModelRegistry>();
   impl->models->dirs = dirs;
   for (const auto& p : impl->plugins->as_opened()) impl->models->add(p);
@@ -359,6 +387,7 @@ const CpuInfo& Hal::cpu() const { return impl_->cpu; }
 const std::vector<PluginStatus>& Hal::plugins() const {
   detail::HalImpl& impl = *impl_;
   std::call_once(impl.statuses_once, [&impl] {
+    const detail::RootCheckScope root_checks;  // as in open(): each directory checked once
     impl.models->load_deferred();  // every library's status is asked for: load the model-only ones
     std::size_t next_deferred = 0;
     for (const auto& p : impl.plugins->all()) {
