@@ -136,7 +136,8 @@ PMC_API CpuInfo decode_cpuid(CpuidTable table, std::string source);
 
 // This CPU. On x86 it executes CPUID for the leaves the library and the in-tree backends read
 // at every Hal::open (each one traps to the hypervisor in a virtual machine, so not all of them):
-// 0, 1, 7, 0AH, 15H, 16H, 1AH and 23H with their subleaves, 80000000H-80000004H, 80000022H, and
+// 0, 1, 7, 0AH, 15H, 16H, 1AH and 23H with their subleaves (on AMD and Hygon parts not Intel's
+// 0AH, 15H, 16H, 1AH and 23H, which read as zero there), 80000000H-80000004H, 80000022H, and
 // under a hypervisor 40000000H and 40000010H; Hal::open adds the leaves a backend's probe table
 // names, cache_hierarchy() the cache leaves. A backend's code that needs another leaf names it in
 // its probe table (docs/writing-a-backend.md).

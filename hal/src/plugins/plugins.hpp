@@ -151,4 +151,12 @@ class PluginSet {
   mutable std::once_flag all_once_;
 };
 
+// Hal::plugins()'s statuses in the parse cache (plugin_statuses.cpp): the key of a listing
+// (empty: not cached: a directory could not be listed, no cache, or PMC_DEBUG=plugins), the
+// statuses stored under it when the libraries have not changed since, and storing them (only
+// when none failed).
+std::string plugin_statuses_key(const std::vector<PluginLoad>& loads);
+std::optional<std::vector<PluginStatus>> cached_plugin_statuses(const std::string& key);
+void store_plugin_statuses(const std::string& key, const std::vector<PluginStatus>& statuses);
+
 }  // namespace pmc::detail

@@ -388,6 +388,12 @@ const std::vector<PluginStatus>& Hal::plugins() const {
   detail::HalImpl& impl = *impl_;
   std::call_once(impl.statuses_once, [&impl] {
     const detail::RootCheckScope root_checks;  // as in open(): each directory checked once
+    // Unchanged libraries are listed as they were the last time, without loading them.
+    const std::string key = detail::plugin_statuses_key(impl.plugins->as_opened());
+    if (auto cached = detail::cached_plugin_statuses(key)) {
+      impl.statuses = std::move(*cached);
+      return;
+    }
     impl.models->load_deferred();  // every library's status is asked for: load the model-only ones
     std::size_t next_deferred = 0;
     for (const auto& p : impl.plugins->all()) {
@@ -395,6 +401,7 @@ const std::vector<PluginStatus>& Hal::plugins() const {
       impl.statuses.push_back(load.status);
       if (load.model_status) impl.statuses.push_back(*load.model_status);
     }
+    detail::store_plugin_statuses(key, impl.statuses);
   });
   return impl.statuses;
 }

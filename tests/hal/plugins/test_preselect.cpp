@@ -2,7 +2,8 @@
 // config names), docs/writing-a-backend.md "Probing": a tool that opens the HAL pays for one
 // backend, not five. What was loaded is read from PMC_DEBUG=plugins, which names each library
 // before it is loaded (docs/writing-a-backend.md); the verdicts of the backends left unloaded
-// come from their tables, and `pmc probe` (Hal::plugins) still lists and loads every one.
+// come from their tables, and `pmc probe` (Hal::plugins) lists every one, loading them the first
+// time and, while none changes, not again.
 #define BOOST_TEST_MODULE preselect
 #include <boost/test/unit_test.hpp>
 
@@ -13,6 +14,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -90,4 +92,35 @@ BOOST_FIXTURE_TEST_CASE(probe_lists_every_backend_with_its_verdict, Cli) {
     if (name == "amd") BOOST_TEST(reason.find("GenuineIntel family 6 model 8") != std::string::npos, reason);
   }
   BOOST_TEST(seen == kBackends);
+}
+
+// Listing the plugins (pmc probe: Hal::plugins) loads every library once; a second listing, no
+// library changed, reports the same statuses from the parse cache and loads only the backend the
+// CPU needs. Seen through glibc's own trace (LD_DEBUG=files names each library the dynamic loader
+// maps), not the library's: PMC_DEBUG=plugins lists them afresh, loading each.
+BOOST_FIXTURE_TEST_CASE(a_second_listing_loads_no_library_it_does_not_need, pmc_test::PmcCommand) {
+  env["PMC_CACHE_DIR"] = (tmp.path() / "cache").string();
+  env["LD_DEBUG"] = "files";
+  auto mapped = [](const Result& r, const std::string& lib) {
+    return r.err.find("plugins/" + lib + " [0];  dynamically loaded by") != std::string::npos;
+  };
+  const std::vector<std::string> args = {"probe", "--cpuid-dump", "pentium-iii", "--json"};
+  const Result first = pmc(args);
+  BOOST_TEST_REQUIRE(first.status == 0, first);
+  for (const char* lib : {"libp6.so", "libp6-model.so", "libamd.so", "libarchperf-model.so"})
+    BOOST_TEST(mapped(first, lib), lib << " was not loaded by the first listing");
+  const Result second = pmc(args);
+  BOOST_TEST_REQUIRE(second.status == 0, second);
+  BOOST_TEST(mapped(second, "libp6.so"), "the chosen backend is loaded");
+  for (const char* lib : {"libp6-model.so", "libamd.so", "libarchperf-model.so", "libp5.so", "libalpha21064-model.so"})
+    BOOST_TEST(!mapped(second, lib), lib << " was loaded by the second listing");
+  const json a = json::parse(first.out), b = json::parse(second.out);
+  BOOST_TEST(a["plugins"].size() == 10u, a["plugins"].dump());
+  BOOST_TEST(a["plugins"] == b["plugins"], a["plugins"].dump() << "\nthen\n" << b["plugins"].dump());
+
+  // With the plugin trace asked for, every library is loaded again (and named in the trace).
+  env["PMC_DEBUG"] = "plugins";
+  const Result traced = pmc(args);
+  BOOST_TEST_REQUIRE(traced.status == 0, traced);
+  BOOST_TEST(mapped(traced, "libp6-model.so"), traced.err.substr(0, 2000));
 }
