@@ -147,6 +147,18 @@ std::vector<std::string> defined_functions(const std::string& path) {
   return out;
 }
 
+// The program Valgrind runs for the file: a script's interpreter ("#!/bin/sh -e": /bin/sh), else
+// the file.
+std::string program_of(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  if (first.rfind("#!", 0) != 0) return file;
+  const auto begin = first.find_first_not_of(" \t", 2);
+  if (begin == std::string::npos) return file;
+  return first.substr(begin, first.find_first_of(" \t\r", begin) - begin);
+}
+
 }  // namespace
 
 FunctionObjects::FunctionObjects(const std::string& executable) {
@@ -155,7 +167,7 @@ FunctionObjects::FunctionObjects(const std::string& executable) {
   std::set<std::string> seen;
   std::string interpreter;
   // Breadth first from the executable, as the loader orders the global scope.
-  std::vector<std::string> queue{canonical(executable)};
+  std::vector<std::string> queue{canonical(program_of(executable))};
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const std::string& file = queue[i];
     if (!seen.insert(file).second) continue;
