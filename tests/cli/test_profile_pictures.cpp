@@ -9,6 +9,7 @@
 // Chromium is missing: scripts/install-chromium.sh installs it). Bad places for the files are
 // refused before the command runs, and a failed run leaves what was there.
 
+#include "support/flame_graph.hpp"
 #include "support/pmc_command.hpp"
 
 #include <boost/property_tree/ptree.hpp>
@@ -34,18 +35,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 const std::string kTarget = PMC_PROFILE_TARGET;
 
 struct Cli : pmc_test::PmcCommand {};
-
-// Collapsed stacks: stack -> samples, checking each line's form.
-std::map<std::string, std::uint64_t> read_folded(const fs::path& file) {
-  std::map<std::string, std::uint64_t> out;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    const auto space = line.rfind(' ');
-    BOOST_TEST_REQUIRE(space != std::string::npos, line);
-    out[line.substr(0, space)] += std::stoull(line.substr(space + 1));
-  }
-  return out;
-}
+using pmc_test::read_folded;
+using pmc_test::SvgFrame;
 
 std::pair<std::string, std::uint64_t> heaviest(const std::map<std::string, std::uint64_t>& stacks) {
   std::pair<std::string, std::uint64_t> best;
@@ -56,39 +47,6 @@ std::pair<std::string, std::uint64_t> heaviest(const std::map<std::string, std::
 
 bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// The flame graph's frames: each <g class="f"> with its name, depth, width (a fraction) and title.
-struct SvgFrame {
-  std::string name, title;
-  int depth = 0;
-  double width = 0;
-};
-
-void collect_frames(const pt::ptree& node, std::vector<SvgFrame>& out) {
-  for (const auto& [tag, child] : node) {
-    if (tag == "g" && child.get("<xmlattr>.class", "") == "f") {
-      SvgFrame f;
-      f.name = child.get("<xmlattr>.data-n", "");
-      f.depth = child.get("<xmlattr>.data-d", -1);
-      f.width = child.get("<xmlattr>.data-w", 0.0);
-      f.title = child.get("title", "");
-      out.push_back(f);
-    }
-    collect_frames(child, out);
-  }
-}
-
-std::optional<fs::path> chromium() {
-  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-    if (access(p, X_OK) == 0) return fs::path(p);
-  return std::nullopt;
-}
-
-boost::test_tools::assertion_result has_chromium(boost::unit_test::test_unit_id) {
-  boost::test_tools::assertion_result r(chromium().has_value());
-  r.message() << "needs Debian's chromium to open the SVG in a browser (scripts/install-chromium.sh installs it)";
-  return r;
 }
 
 }  // namespace
@@ -154,7 +112,7 @@ BOOST_FIXTURE_TEST_CASE(flame_graph_svg, Cli) {
   }
   BOOST_TEST(doc.get("svg.<xmlattr>.xmlns", "") == "http://www.w3.org/2000/svg");
   std::vector<SvgFrame> frames;
-  collect_frames(doc, frames);
+  pmc_test::collect_frames(doc, frames);
   auto frame = [&](const std::string& name) -> const SvgFrame* {
     const SvgFrame* best = nullptr;
     for (const auto& f : frames)
@@ -176,40 +134,11 @@ BOOST_FIXTURE_TEST_CASE(flame_graph_svg, Cli) {
   for (const auto& f : frames) BOOST_TEST((f.width > 0 && f.width <= 1.0 + 1e-9), f.name);
 }
 
-BOOST_FIXTURE_TEST_CASE(flame_graph_in_a_browser, Cli, *boost::unit_test::precondition(has_chromium)) {
+BOOST_FIXTURE_TEST_CASE(flame_graph_in_a_browser, Cli, *pmc_test::requires_chromium()) {
   const fs::path svg = tmp.path() / "flame.svg";
   auto r = pmc({"profile", "-g", "--flamegraph", svg.string(), "--", kTarget, "300"});
   BOOST_TEST_REQUIRE(r.status == 0, r);
-  const std::string text = pmc_test::slurp(svg);
-  std::size_t groups = 0;
-  for (std::size_t at = text.find("<g class=\"f\""); at != std::string::npos; at = text.find("<g class=\"f\"", at + 1))
-    ++groups;
-  BOOST_TEST_REQUIRE(groups > 3u);
-  pmc_test::Env browser_env = env;
-  browser_env["HOME"] = (tmp.path() / "chromium-home").string();
-  fs::create_directories(tmp.path() / "chromium-home");
-  const std::vector<std::string> common = {"--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-                                           "--user-data-dir=" + (tmp.path() / "chromium-profile").string()};
-  std::vector<std::string> args = common;
-  args.push_back("--dump-dom");
-  args.push_back("file://" + svg.string());
-  const auto dom = pmc_test::run(*chromium(), args, browser_env, tmp.path());
-  BOOST_TEST_REQUIRE(dom.status == 0, dom);
-  // The page's script ran in the browser (it marks the frames it laid out), and the hottest
-  // frame is in the rendered document.
-  BOOST_TEST(contains(dom.out, "data-frames=\"" + std::to_string(groups) + "\""), dom.out.substr(0, 400));
-  BOOST_TEST(contains(dom.out, "pmc_test_hot_loop"));
-  // And it renders to pixels: a screenshot is a PNG.
-  const fs::path png = tmp.path() / "flame.png";
-  args = common;
-  args.push_back("--window-size=1200,400");
-  args.push_back("--screenshot=" + png.string());
-  args.push_back("file://" + svg.string());
-  const auto shot = pmc_test::run(*chromium(), args, browser_env, tmp.path());
-  BOOST_TEST_REQUIRE(shot.status == 0, shot);
-  const std::string image = pmc_test::slurp(png);
-  BOOST_TEST(image.size() > 1000u);
-  BOOST_TEST(image.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
+  pmc_test::check_in_chromium(svg, tmp.path(), env, "pmc_test_hot_loop");
 }
 
 BOOST_FIXTURE_TEST_CASE(bad_places_for_the_pictures, Cli) {

@@ -174,6 +174,18 @@ json run_json(const Options& o, const Setup& s, const pmc::EmulatedRun& run) {
               {"activity", activity_json(run.activity, run.activity.total)}};
 }
 
+// The profile's last part: every event's total and what the counts are.
+void print_totals(std::FILE* out, const Setup& s, const pmc::EmulatedRun& run, const pmc::EmulatedCounts& counts) {
+  print_to(out, " Totals:\n");
+  std::size_t width = 0;
+  for (const auto& e : counts.events) width = std::max(width, event_label(e).size());
+  for (const auto& e : counts.events)
+    print_to(out, "  {:>18}      {:<{}}   {}\n", group_digits(e.reading.value), event_label(e), width,
+             reads_text(s.map, e));
+  print_to(out, "\n");
+  print_provenance(out, s, run, counts.events);
+}
+
 std::string seconds(std::uint64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e9); }
 
 }  // namespace
@@ -214,7 +226,7 @@ int stat_emulated(const Options& o) {
   return run.child.exit_status;
 }
 
-int profile_emulated(const Options& o) {
+int profile_emulated(const Options& o, const EmulatedViews& views) {
   if (auto why = conflict(o, "profile")) {
     error_line(fmt::format("{} (see 'pmc profile --help')", *why));
     return 2;
@@ -263,12 +275,17 @@ int profile_emulated(const Options& o) {
     }
     doc["functions"] = fs;
     doc["lines"] = ls;
+    if (views) (void)views(a, counts, &doc, nullptr);
     print_to(out, "{}\n", doc.dump(2));
     return run.child.exit_status;
   }
 
   print_to(out, "\n Emulated profile of '{}': {} functions, {} source lines\n\n", quote_command(o.command),
            group_digits(a.functions.size()), group_digits(a.lines.size()));
+  if (views && views(a, counts, nullptr, out)) {  // the table by --sort's keys instead of the two below
+    print_totals(out, s, run, counts);
+    return run.child.exit_status;
+  }
   std::string header;
   for (const auto& e : counts.events) header += fmt::format("  {:>18}", e.event.size() > 18 ? e.event.substr(0, 18) : e.event);
   const std::uint64_t total = counts.events.front().reading.value;
@@ -292,14 +309,8 @@ int profile_emulated(const Options& o) {
     const pmc::SourceLine& l = a.lines[lines[k]];
     print_to(out, "{}  {}:{} ({})\n", row(counts.per_line, lines[k]), l.file, l.line, a.functions[l.function].name);
   }
-  print_to(out, "\n Totals:\n");
-  std::size_t width = 0;
-  for (const auto& e : counts.events) width = std::max(width, event_label(e).size());
-  for (const auto& e : counts.events)
-    print_to(out, "  {:>18}      {:<{}}   {}\n", group_digits(e.reading.value), event_label(e), width,
-             reads_text(s.map, e));
   print_to(out, "\n");
-  print_provenance(out, s, run, counts.events);
+  print_totals(out, s, run, counts);
   return run.child.exit_status;
 }
 

@@ -2,6 +2,7 @@
 // driver at counter interrupts) spends its samples, by execution level and by PC.
 #include "cli.hpp"
 #include "emulate.hpp"
+#include "emulate_profile.hpp"
 #include "profile_report.hpp"
 #include "profile_unwind.hpp"
 #include "stat.hpp"
@@ -368,7 +369,7 @@ int cmd_profile(const Options& o) {
     error_line(e.what());
     return 1;
   }
-  if (!o.command.empty() && !o.emulate) {
+  if (!o.command.empty()) {
     try {
       (void)parse_sort_keys(o.sort.value_or("dso,sym"));
     } catch (const pmc::Error& e) {
@@ -376,20 +377,31 @@ int cmd_profile(const Options& o) {
       return 2;
     }
   }
-  if (!o.workload.empty() || o.emulate) {
+  if (o.emulate && (o.callchain || !o.call_graph.empty())) {
+    error_line(fmt::format("{} does not go with --emulate: cachegrind records no call stacks, so an emulated "
+                           "profile's stacks are the object and the function alone (docs/emulation.md)",
+                           o.callchain ? "-g" : "--call-graph"));
+    return 2;
+  }
+  if (!o.workload.empty()) {
     const char* what = o.callchain || !o.call_graph.empty() ? "-g (call chains)"
                        : o.sort                            ? "--sort"
                        : !o.folded.empty()                 ? "--folded"
                        : !o.flamegraph.empty()             ? "--flamegraph"
                                                            : nullptr;
     if (what) {
-      error_line(fmt::format("{} needs a command sampled by Linux perf (pmc profile [OPTIONS] -- COMMAND); {} has no "
-                             "call stacks to give",
-                             what, o.emulate ? "--emulate (cachegrind's counts by function)" : "a simulated workload"));
+      error_line(fmt::format("{} needs a command sampled by Linux perf (pmc profile [OPTIONS] -- COMMAND); a "
+                             "simulated workload has no call stacks to give",
+                             what));
       return 2;
     }
   }
-  if (o.emulate) return profile_emulated(o);
+  if (o.emulate) {
+    if (o.command.empty()) return profile_emulated(o);  // refused there, with the reason
+    EmulatedProfile views(o);
+    return profile_emulated(o, [&](const pmc::ProgramActivity& a, const pmc::EmulatedCounts& c, json* doc,
+                                   std::FILE* out) { return views.show(a, c, doc, out); });
+  }
   if (!o.workload.empty()) {
     if (!o.output.empty()) {
       error_line("-o applies to profiling a command, not --workload (see 'pmc profile --help')");

@@ -97,7 +97,7 @@ std::vector<ProfileRow> profile_rows(const std::vector<NamedStack>& stacks, cons
 }
 
 void print_rows(std::FILE* out, const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys,
-                std::uint64_t total, std::size_t top) {
+                std::uint64_t total, std::size_t top, const RowUnit& unit) {
   const std::size_t shown = std::min(top, rows.size());
   std::vector<std::size_t> width;
   for (std::size_t k = 0; k < keys.size(); ++k) {
@@ -106,16 +106,22 @@ void print_rows(std::FILE* out, const std::vector<ProfileRow>& rows, const std::
       w = std::max(w, rows[r].keys[k].size() + (keys[k] == SortKey::sym ? 4 : 0));
     width.push_back(std::min<std::size_t>(w, 60));
   }
-  std::string head = fmt::format("   {:>8}  {:>10}", "Overhead", "Samples");
+  std::size_t count_width = std::max<std::size_t>(10, unit.column.size());
+  for (std::size_t r = 0; r < shown; ++r) count_width = std::max(count_width, group_digits(rows[r].samples).size());
+  std::string head = fmt::format("   {:>8}  {:>{}}", "Overhead", unit.column, count_width);
   for (std::size_t k = 0; k < keys.size(); ++k) head += fmt::format("  {:<{}}", key_title(keys[k]), width[k]);
   while (!head.empty() && head.back() == ' ') head.pop_back();
   std::vector<const char*> names;
   for (SortKey k : keys) names.push_back(sort_key_name(k));
-  print_to(out, " Samples by {} ({} samples; [.] user, [k] kernel):\n\n{}\n", fmt::join(names, ","),
-           group_digits(total), head);
+  if (unit.heading.empty())
+    print_to(out, " Samples by {} ({} samples; [.] user, [k] kernel):\n\n{}\n", fmt::join(names, ","),
+             group_digits(total), head);
+  else
+    print_to(out, " {}:\n\n{}\n", unit.heading, head);
   for (std::size_t r = 0; r < shown; ++r) {
     const ProfileRow& row = rows[r];
-    std::string line = fmt::format("   {:>7.2f}%  {:>10}", percent(row.samples, total), group_digits(row.samples));
+    std::string line =
+        fmt::format("   {:>7.2f}%  {:>{}}", percent(row.samples, total), group_digits(row.samples), count_width);
     for (std::size_t k = 0; k < keys.size(); ++k) {
       const std::string value = keys[k] == SortKey::sym ? (row.kernel ? "[k] " : "[.] ") + row.keys[k] : row.keys[k];
       line += fmt::format("  {:<{}}", value, width[k]);
@@ -126,16 +132,17 @@ void print_rows(std::FILE* out, const std::vector<ProfileRow>& rows, const std::
   if (shown < rows.size()) {
     std::uint64_t rest = 0;
     for (std::size_t r = shown; r < rows.size(); ++r) rest += rows[r].samples;
-    print_to(out, "   ({} more rows, {:.2f}% of the samples; --top N lists more)\n", rows.size() - shown,
-             percent(rest, total));
+    print_to(out, "   ({} more rows, {:.2f}% of the {}; --top N lists more)\n", rows.size() - shown,
+             percent(rest, total), unit.noun);
   }
   print_to(out, "\n");
 }
 
-json rows_json(const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys, std::uint64_t total) {
+json rows_json(const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys, std::uint64_t total,
+               const char* count) {
   json out = json::array();
   for (const ProfileRow& row : rows) {
-    json r{{"overhead", percent(row.samples, total)}, {"samples", row.samples}, {"kernel", row.kernel}};
+    json r{{"overhead", percent(row.samples, total)}, {count, row.samples}, {"kernel", row.kernel}};
     for (std::size_t k = 0; k < keys.size(); ++k) r[sort_key_name(keys[k])] = row.keys[k];
     out.push_back(std::move(r));
   }

@@ -39,9 +39,19 @@ struct ProfileRow {
 };
 // The rows, most samples first (ties in key order).
 std::vector<ProfileRow> profile_rows(const std::vector<NamedStack>& stacks, const std::vector<SortKey>& keys);
+// What the table's numbers are: the sampled profile's samples, or the emulated event's count
+// (pmc profile --emulate): the heading above the table ("" for the sampled profile's "Samples by
+// dso,sym (N samples; ...)"), the column's title, and the noun for them in the last line.
+struct RowUnit {
+  std::string heading;
+  std::string column = "Samples";
+  std::string noun = "samples";
+};
 void print_rows(std::FILE* out, const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys,
-                std::uint64_t total, std::size_t top);
-json rows_json(const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys, std::uint64_t total);
+                std::uint64_t total, std::size_t top, const RowUnit& unit = {});
+// `count`: the member holding a row's number ("samples"; "count" for an emulated event's).
+json rows_json(const std::vector<ProfileRow>& rows, const std::vector<SortKey>& keys, std::uint64_t total,
+               const char* count = "samples");
 
 // The call graph: every stack merged from the root, caller above callee, each node with its
 // share of all samples; nodes under `limit` percent left out.

@@ -3,6 +3,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <gelf.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cxxabi.h>
 #include <filesystem>
@@ -25,9 +27,10 @@ namespace pmc_cli {
 namespace {
 
 std::string demangle(const char* name) {
+  const std::string bare = bare_symbol(name);
   int status = -1;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  std::string text = status == 0 && out ? out : name;
+  char* out = abi::__cxa_demangle(bare.c_str(), nullptr, nullptr, &status);
+  std::string text = status == 0 && out ? out : bare;
   std::free(out);
   return text;
 }
@@ -87,28 +90,54 @@ std::optional<std::uint64_t> load_bias(const std::string& path, std::uint64_t st
   return bias;
 }
 
-// The vDSO's image, which the kernel maps into every process alike: this process's copy in a
-// memory file (-1 when there is none), so that a sampled process's "[vdso]" has names too.
-int vdso_file() {
-  static const int fd = [] {
+// The vDSO's image, which the kernel maps into every process of this kernel and ABI alike: this
+// process's copy (its ELF header at getauxval(AT_SYSINFO_EHDR), the [vdso] mapping of
+// /proc/self/maps giving its size) in a memory file, so that a sampled process's "[vdso]" has
+// names too. fd -1 when there is none.
+struct VdsoImage {
+  int fd = -1;
+  std::uint64_t size = 0;
+};
+
+const VdsoImage& vdso_image() {
+  static const VdsoImage image = [] {
+    VdsoImage v;
+    const auto start = static_cast<std::uint64_t>(getauxval(AT_SYSINFO_EHDR));
+    if (start == 0) return v;
     std::ifstream maps("/proc/self/maps");
     for (std::string line; std::getline(maps, line);) {
-      if (line.size() < 6 || line.compare(line.size() - 6, 6, "[vdso]") != 0) continue;
-      const std::uint64_t start = std::strtoull(line.c_str(), nullptr, 16);
+      if (std::strtoull(line.c_str(), nullptr, 16) != start) continue;
       const std::uint64_t end = std::strtoull(line.c_str() + line.find('-') + 1, nullptr, 16);
       const int memfd = ::memfd_create("pmc-vdso", MFD_CLOEXEC);
-      if (memfd < 0) return -1;
-      const auto* image = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(start));
-      if (::write(memfd, image, end - start) != static_cast<ssize_t>(end - start)) {
+      if (memfd < 0 || end <= start) break;
+      const auto* bytes = reinterpret_cast<const char*>(static_cast<std::uintptr_t>(start));
+      if (::write(memfd, bytes, end - start) != static_cast<ssize_t>(end - start)) {
         ::close(memfd);
-        return -1;
+        break;
       }
-      return memfd;
+      v.fd = memfd;
+      v.size = end - start;
+      break;
     }
-    return -1;
+    return v;
   }();
-  return fd;
+  return image;
 }
+
+}  // namespace
+
+std::string bare_symbol(std::string_view name) {
+  // "clock_gettime@@GLIBC_2.17" (the default version), "memcpy@GLIBC_2.2.5" (an older one): the
+  // version is letters, digits, '_' and '.' after the last '@' (or "@@").
+  const auto at = name.rfind('@');
+  if (at == std::string_view::npos || at + 1 == name.size()) return std::string(name);
+  for (char c : name.substr(at + 1))
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return std::string(name);
+  const std::size_t end = at > 0 && name[at - 1] == '@' ? at - 1 : at;
+  return end == 0 ? std::string(name) : std::string(name.substr(0, end));
+}
+
+namespace {
 
 const Dwfl_Callbacks kCallbacks = {
     dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address, nullptr};
@@ -150,8 +179,10 @@ Space& Symbolizer::Impl::space(int pid) {
   dwfl_report_begin(s.dwfl);
   std::set<std::string> reported;
   for (const pmc::MappedFile& m : s.maps) {
-    if (m.path == "[vdso]" && m.offset == 0 && vdso_file() >= 0 && !reported.count(m.path)) {
-      const int fd = ::dup(vdso_file());  // consumed by dwfl_report_elf when it succeeds
+    // A process of another ABI (a 32-bit one) maps another image: named only when the sizes agree.
+    if (m.path == "[vdso]" && m.offset == 0 && vdso_image().fd >= 0 && m.end - m.start == vdso_image().size &&
+        !reported.count(m.path)) {
+      const int fd = ::dup(vdso_image().fd);  // consumed by dwfl_report_elf when it succeeds
       if (fd >= 0 && dwfl_report_elf(s.dwfl, "[vdso]", "[vdso]", fd, m.start, false)) reported.insert(m.path);
       else if (fd >= 0) ::close(fd);
       continue;

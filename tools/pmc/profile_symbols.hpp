@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct Dwfl;  // elfutils' libdwfl.h
@@ -25,6 +26,10 @@ struct Frame {
   bool kernel = false;
   bool named = false;        // symbol is a function's name
 };
+
+// The name without an ELF symbol version: "__libc_start_main@@GLIBC_2.34" and
+// "memcpy@GLIBC_2.2.5" are "__libc_start_main" and "memcpy"; other names unchanged.
+std::string bare_symbol(std::string_view name);
 
 class Symbolizer {
  public:
