@@ -150,15 +150,15 @@ CLI::App* add_profile(CLI::App& app, Options& o, bool options) {
   profile->add_option("--call-graph", o.call_graph, "a command: how call chains are recorded: fp (as -g), or dwarf[,SIZE] (SIZE bytes of user stack copied at each sample, default 8192, and unwound with libdw)")
       ->type_name("fp|dwarf");
   profile->add_option("--sort", o.sort,
-                      "a command: the table's keys, comma-separated, as perf report's: dso, sym, srcline (default "
+                      "a command (or --emulate): the table's keys, comma-separated, as perf report's: dso, sym, srcline (default "
                       "dso,sym)")
       ->type_name("KEYS");
   profile->add_option("--folded", o.folded,
-                      "a command: write the stacks to FILE as collapsed stacks (main;work;hot 123 lines, which "
+                      "a command (or --emulate): write the stacks to FILE as collapsed stacks (main;work;hot 123 lines, which "
                       "flamegraph.pl and speedscope read); with -g whole call chains")
       ->type_name("FILE");
   profile->add_option("--flamegraph", o.flamegraph,
-                      "a command: write an interactive SVG flame graph of the stacks to FILE (hover names a frame, "
+                      "a command (or --emulate): write an interactive SVG flame graph of the stacks to FILE (hover names a frame, "
                       "a click zooms); with -g whole call chains")
       ->type_name("FILE.svg");
   return profile;
