@@ -174,9 +174,8 @@ json run_json(const Options& o, const Setup& s, const pmc::EmulatedRun& run) {
               {"activity", activity_json(run.activity, run.activity.total)}};
 }
 
-// The profile's last part: every event's total and what the counts are.
-void print_totals(std::FILE* out, const Setup& s, const pmc::EmulatedRun& run, const pmc::EmulatedCounts& counts) {
-  print_to(out, " Totals:\n");
+// Every event's total, one row each, then what the counts are.
+void print_event_rows(std::FILE* out, const Setup& s, const pmc::EmulatedRun& run, const pmc::EmulatedCounts& counts) {
   std::size_t width = 0;
   for (const auto& e : counts.events) width = std::max(width, event_label(e).size());
   for (const auto& e : counts.events)
@@ -184,6 +183,12 @@ void print_totals(std::FILE* out, const Setup& s, const pmc::EmulatedRun& run, c
              reads_text(s.map, e));
   print_to(out, "\n");
   print_provenance(out, s, run, counts.events);
+}
+
+// The profile's last part: every event's total and what the counts are.
+void print_totals(std::FILE* out, const Setup& s, const pmc::EmulatedRun& run, const pmc::EmulatedCounts& counts) {
+  print_to(out, " Totals:\n");
+  print_event_rows(out, s, run, counts);
 }
 
 std::string seconds(std::uint64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) / 1e9); }
@@ -212,13 +217,7 @@ int stat_emulated(const Options& o) {
       print_to(out, "{0}{1}{1}{2}{1}{1}100.00{1}{1}\n", e.reading.value, x, e.event);  // perf stat -x's fields
   } else {
     print_to(out, "\n Performance counter stats for '{}' (emulated):\n\n", quote_command(o.command));
-    std::size_t width = 0;
-    for (const auto& e : counts.events) width = std::max(width, event_label(e).size());
-    for (const auto& e : counts.events)
-      print_to(out, "  {:>18}      {:<{}}   {}\n", group_digits(e.reading.value), event_label(e), width,
-               reads_text(s.map, e));
-    print_to(out, "\n");
-    print_provenance(out, s, run, counts.events);
+    print_event_rows(out, s, run, counts);
     print_to(out, " {:>18} seconds time elapsed (under Valgrind)\n", seconds(run.child.elapsed_ns));
     if (run.child.interrupted) print_to(out, " The command was interrupted: the counts are of the part it ran.\n");
     print_to(out, "\n");

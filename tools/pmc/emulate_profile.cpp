@@ -10,7 +10,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <cxxabi.h>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -112,16 +111,6 @@ std::string canonical(const std::string& path) {
   return ec ? path : p.string();
 }
 
-// The name as the sampled profile shows it: no symbol version, demangled.
-std::string shown_name(const char* name) {
-  const std::string bare = bare_symbol(name);
-  int status = -1;
-  char* out = abi::__cxa_demangle(bare.c_str(), nullptr, nullptr, &status);
-  std::string text = status == 0 && out ? out : bare;
-  std::free(out);
-  return text;
-}
-
 const Dwfl_Callbacks kOffline = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo, dwfl_offline_section_address,
                                  nullptr};
 
@@ -141,7 +130,7 @@ std::vector<std::string> defined_functions(const std::string& path) {
     const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, &section, nullptr, nullptr);
     const int type = GELF_ST_TYPE(sym.st_info);
     if (name && *name && (type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_shndx != SHN_UNDEF)
-      out.push_back(shown_name(name));
+      out.push_back(shown_symbol(name));
   }
   dwfl_end(dwfl);
   return out;
@@ -205,7 +194,7 @@ const std::string& FunctionObjects::object(const std::string& function) {
   // Valgrind's name for the C library's function that called main (--show-below-main=no).
   const std::vector<std::string> names =
       function == "(below main)" ? std::vector<std::string>{"__libc_start_call_main", "__libc_start_main"}
-                                 : std::vector<std::string>{shown_name(function.c_str())};
+                                 : std::vector<std::string>{shown_symbol(function.c_str())};
   for (const std::string& name : names)
     if (auto it = objects_.find(name); it != objects_.end()) {
       object = it->second;
@@ -245,7 +234,7 @@ bool EmulatedProfile::show(const pmc::ProgramActivity& a, const pmc::EmulatedCou
     const std::string& object = objects.object(fn);
     const std::string srcline =
         l.file == "???" || l.line == 0 ? "??:0" : fmt::format("{}:{}", fs::path(l.file).filename().string(), l.line);
-    stacks.push_back({{frame(object, object, ""), frame(object, shown_name(fn.c_str()), srcline)}, weight[i]});
+    stacks.push_back({{frame(object, object, ""), frame(object, shown_symbol(fn.c_str()), srcline)}, weight[i]});
     total += weight[i];
   }
   const std::string title = fmt::format("pmc profile --emulate {} ({})", quote_command(o_.command), event);

@@ -24,9 +24,7 @@
 
 namespace pmc_cli {
 
-namespace {
-
-std::string demangle(const char* name) {
+std::string shown_symbol(const char* name) {
   const std::string bare = bare_symbol(name);
   int status = -1;
   char* out = abi::__cxa_demangle(bare.c_str(), nullptr, nullptr, &status);
@@ -34,6 +32,8 @@ std::string demangle(const char* name) {
   std::free(out);
   return text;
 }
+
+namespace {
 
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
@@ -240,7 +240,7 @@ const Frame& Symbolizer::user(int pid, std::uint64_t pc, bool caller) {
     f.offset = dwfl_module_relocate_address(mod, &relative) >= 0 ? relative : at;
     GElf_Sym sym;
     if (const char* symbol = dwfl_module_addrinfo(mod, at, &in_symbol, &sym, nullptr, nullptr, nullptr)) {
-      f.symbol = demangle(symbol);
+      f.symbol = shown_symbol(symbol);
       f.named = true;
     }
     if (impl_->lines) f.srcline = source_line(mod, at);

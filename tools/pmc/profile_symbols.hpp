@@ -30,6 +30,8 @@ struct Frame {
 // The name without an ELF symbol version: "__libc_start_main@@GLIBC_2.34" and
 // "memcpy@GLIBC_2.2.5" are "__libc_start_main" and "memcpy"; other names unchanged.
 std::string bare_symbol(std::string_view name);
+// A symbol as profiles show it: bare (above) and demangled.
+std::string shown_symbol(const char* name);
 
 class Symbolizer {
  public:
