@@ -101,6 +101,15 @@ class Alpha21064SimBackend final : public Backend, public ProfilingDriver {
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
     const EventCatalog& catalog = ctx.catalog;
     const PmuInfo& pmu = ctx.pmu;
+    // freq=N asks a driver to change the period as it goes; the 21064's counters interrupt at
+    // one of two fixed intervals, 2^N events each (kPeriods), so there is nothing to adjust.
+    if (const EventModifier* m = spec.modifier("freq"))
+      throw Error(errc::not_supported,
+                  event_error(spec, m->column,
+                              fmt::format("{} cannot be sampled at a frequency (freq=): the Alpha 21064's counters "
+                                          "interrupt at fixed intervals of 2^N events (counter 0: 65536 or 4096, "
+                                          "counter 1: 4096 or 256), chosen with period=",
+                                          spec.name)));
     // perf's raw forms have no meaning here: a raw value would be an ICCSR image, which selects
     // both counters' events at once (MUX0 = 0 is PF_ISSUES, MUX1 = 0 PF_DCACHE), so it cannot
     // name one event; and Linux perf has no 21064 PMU, so no PMU/term=value/ form.

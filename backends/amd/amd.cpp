@@ -403,16 +403,17 @@ class AmdBackend final : public Backend {
     // set: N is at most 2^47 - 1.
     const std::uint64_t period = x86_sampling::period_of(
         spec, (1ull << 47) - 1, "a 48-bit counter can be preset for with bit 47 set (its overflow is bit 47 clearing)");
-    if (period != 0) {
-      if (e.merge)
-        throw Error(errc::attribute_value,
-                    event_error(spec, spec.modifier("period")->column,
-                                fmt::format("{} is a large-increment event counted on a merged pair of counters; "
-                                            "sampling it (period=) is not supported",
-                                            e.name)));
-      format.set(e.config, "int", 1);
+    const std::uint64_t frequency = x86_sampling::frequency_of(spec);
+    if (e.merge && (period != 0 || frequency != 0)) {
+      const EventModifier* m = spec.modifier(period ? "period" : "freq");
+      throw Error(errc::attribute_value,
+                  event_error(spec, m->column,
+                              fmt::format("{} is a large-increment event counted on a merged pair of counters; "
+                                          "sampling it ({}=) is not supported",
+                                          e.name, m->name)));
     }
-    x86_sampling::set_sampling(e, spec, period);
+    x86_sampling::set_sampling(e, spec, period, frequency);
+    if (e.interrupt) format.set(e.config, "int", 1);
     return e;
   }
 

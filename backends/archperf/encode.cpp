@@ -230,11 +230,11 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   //    as 32 bits sign-extended, so N is at most 2^31 - 1 whatever counter the event gets.
   const std::uint64_t period = x86_sampling::period_of(
       given, (1ull << 31) - 1, "a general counter can be preset for (IA32_PMCx takes EAX[31:0] sign-extended)");
-  if (period != 0) {
+  x86_sampling::set_sampling(e, given, period, x86_sampling::frequency_of(given));
+  if (e.interrupt) {  // period= or freq= (docs/profiling.md)
     e.config |= bits.intr;
     e.fixed_control |= kFixedPmi;
   }
-  x86_sampling::set_sampling(e, given, period);
   return e;
 }
 

@@ -1,7 +1,9 @@
 // Sampling at counter overflow, the part of the x86 drivers (p6, archperf, amd) that is the same
 // in each: `period=N` on an event, the counter preset to -N with its interrupt bit set, the PMI
 // handler that reloads it and records the interrupted PC, and the ProfilingDriver that gives a
-// session the samples. Header-only: each backend plugin compiles its own copy.
+// session the samples; `freq=N`, the handler adjusting the period so that about N interrupts
+// come a second of the simulated CPU's clock (perf's freq mode). Header-only: each backend
+// plugin compiles its own copy.
 //
 // The interrupt (docs/hardware/p6.md section 4a, archperf.md section 4a, amd.md section 4a): a
 // counter with INT (PerfEvtSel bit 20; a fixed counter's PMI bit) raises a PMI at each wrap,
@@ -42,8 +44,12 @@ inline constexpr std::uint32_t kProfileStart = 0x50000002;
 inline constexpr std::uint32_t kProfileEnd = 0x50000003;
 inline constexpr std::uint32_t kKernelSamples = 0x50000004;
 inline constexpr std::uint32_t kUserSamples = 0x50000005;
+inline constexpr std::uint32_t kClock = 0x50000006;        // the simulated CPU's clock in Hz (0: unknown)
 inline constexpr std::uint32_t kReload0 = 0x50000100;
 inline constexpr std::uint32_t kReloads0 = 0x50000200;
+inline constexpr std::uint32_t kFreq0 = 0x50000300;        // freq=N: the handler adjusts the period
+inline constexpr std::uint32_t kPeriod0 = 0x50000400;      // freq=N: the period in force
+inline constexpr std::uint32_t kElapsed0 = 0x50000500;     // freq=N: events of the periods completed
 inline constexpr std::uint32_t kBucket0 = 0x50100000;
 inline constexpr std::uint64_t kBucketBytes = 16;
 inline constexpr std::uint64_t kMaxRangeBytes = kBucketBytes << 20;  // 2^20 buckets
@@ -75,77 +81,128 @@ inline std::uint64_t period_of(const EventSpec& spec, std::uint64_t max, std::st
   return *m->value;
 }
 
+// perf record's default sampling frequency (4,000 a second: `perf record -e cpu-clock -- true`
+// then `perf evlist -v` shows sample_freq 4000, freq 1), which an event with :p/:pp/:ppp and
+// neither period= nor freq= samples at, as perf record's does.
+inline constexpr std::uint64_t kDefaultFrequency = 4000;
+
+// The frequency an event string asks for: its `freq=N` (0 when it has none). freq=0, a bare
+// `freq`, and freq= beside period= are refused naming the event.
+inline std::uint64_t frequency_of(const EventSpec& spec) {
+  const EventModifier* m = spec.modifier("freq");
+  if (!m) return 0;
+  if (!m->value || *m->value == 0)
+    throw Error(errc::attribute_value,
+                event_error(spec, m->column,
+                            fmt::format("freq{} is not a sampling frequency: give the samples a second to take, 1 or "
+                                        "more (freq=N)",
+                                        m->value ? "=0" : "")));
+  if (spec.modifier("period"))
+    throw Error(errc::feature_combination,
+                event_error(spec, m->column,
+                            "freq= and period= together: an event samples every N events (period=N) or about N times "
+                            "a second (freq=N), not both"));
+  return *m->value;
+}
+
 // perf's precision modifiers: :p, :pp, :ppp (precise_ip 1 to 3).
 inline bool precision_modifier(const EventModifier& m) { return m.name == "p" || m.name == "pp" || m.name == "ppp"; }
 
-// The event string without its period= and :p/:pp/:ppp, for the catalog's encoder (an event's own
-// modifier list need not name them: every event of a backend that samples takes them).
+// The event string without its period=, freq= and :p/:pp/:ppp, for the catalog's encoder (an
+// event's own modifier list need not name them: every event of a backend that samples takes them).
 inline EventSpec without_period(const EventSpec& spec) {
   EventSpec s = spec;
-  std::erase_if(s.modifiers, [](const EventModifier& m) { return m.name == "period" || precision_modifier(m); });
+  std::erase_if(s.modifiers, [](const EventModifier& m) {
+    return m.name == "period" || m.name == "freq" || precision_modifier(m);
+  });
   return s;
 }
 
-// Sets a sampling encoding's period, precision (perf's precise_ip, from :p/:pp/:ppp: access
-// "perf" passes it to the kernel; the simulated handler samples the overflow's own cycle, with no
-// skid, whatever it is) and canonical form. A precision without a period is refused: it asks
-// for precise samples of an event that is not sampled.
-inline void set_sampling(Encoding& e, const EventSpec& spec, std::uint64_t period) {
+// Sets a sampling encoding's period or frequency, precision (perf's precise_ip, from
+// :p/:pp/:ppp: access "perf" passes it to the kernel; the simulated handler samples the
+// overflow's own cycle, with no skid, whatever it is) and canonical form. A precision without a
+// period or a frequency samples at perf record's default frequency (kDefaultFrequency), as perf
+// record does.
+inline void set_sampling(Encoding& e, const EventSpec& spec, std::uint64_t period, std::uint64_t frequency = 0) {
   for (const EventModifier& m : spec.modifiers) {
     if (!precision_modifier(m)) continue;
     if (m.value)
       throw Error(errc::attribute_value,
                   event_error(spec, m.column, fmt::format(":{} takes no value (p, pp or ppp: the precision)", m.name)));
-    if (period == 0)
-      throw Error(errc::attribute,
-                  event_error(spec, m.column,
-                              fmt::format(":{} asks for precise samples, and the event is not sampled: give period=N "
-                                          "too",
-                                          m.name)));
     e.precise = std::max<unsigned>(e.precise, static_cast<unsigned>(m.name.size()));
   }
-  if (period == 0) return;
+  if (period == 0 && frequency == 0 && e.precise) frequency = kDefaultFrequency;
+  if (period == 0 && frequency == 0) return;
   e.interrupt = true;
   e.period = period;
-  e.canonical += fmt::format(":period={}", period);
+  e.frequency = frequency;
+  e.canonical += period ? fmt::format(":period={}", period) : fmt::format(":freq={}", frequency);
   if (e.precise) e.canonical += ":" + std::string(e.precise, 'p');
 }
 
 // Backend::program's part (access "sim" only): each assigned counter's reload value, 2^width -
 // period for an event that samples and 0 for the others, and the handler installed when one
-// samples. On another RegisterFile nothing is written (the session refused the periods).
+// samples. An event given freq=N starts at period 1, as the kernel's freq mode does, and the
+// handler adjusts it (FREQ, PERIOD): the simulated CPU needs a clock for that (CLOCK), and
+// without one the event is refused with the reason. On another RegisterFile nothing is written
+// (the session refused the periods).
 inline void program_reloads(RegisterFile& regs, std::span<const Assignment> set) {
   if (!simulated(regs)) return;
   bool any = false;
   for (const Assignment& a : set) {
-    if (handler_index(*a.counter) >= kHandlerCounters) continue;
-    const std::uint64_t p = a.encoding->period;
-    regs.write(kReload0 + handler_index(*a.counter), p ? (a.counter->width_mask() - p + 1) & a.counter->width_mask() : 0);
+    if (a.encoding->frequency && regs.read(kClock) == 0)
+      throw Error(errc::not_supported,
+                  fmt::format("event '{}': freq= samples about N times a second of the simulated CPU's clock, and "
+                              "this CPU gives none (no CPUID 15H or 16H, no frequency in its brand string): sample "
+                              "every N events with period=N instead, or give the model its clock (the device "
+                              "setting clock_hz, docs/profiling.md)",
+                              a.encoding->event));
+  }
+  for (const Assignment& a : set) {
+    const unsigned c = handler_index(*a.counter);
+    if (c >= kHandlerCounters) continue;
+    const std::uint64_t f = a.encoding->frequency;
+    const std::uint64_t p = f ? 1 : a.encoding->period;
+    regs.write(kFreq0 + c, f);
+    if (f) regs.write(kPeriod0 + c, p);
+    regs.write(kReload0 + c, p ? (a.counter->width_mask() - p + 1) & a.counter->width_mask() : 0);
     any = any || p != 0;
   }
   regs.write(kHandler, any ? 1 : 0);
   if (any) regs.write(kLvtpc, kLvtNmi);  // the PMI as an NMI, unmasked (Linux's APIC_DM_NMI)
 }
 
+// The reload the handler gives counter c now: RELOAD[c], or for freq= 2^width - PERIOD[c].
+inline std::uint64_t current_reload(RegisterFile& regs, const CounterInfo& c) {
+  const unsigned i = handler_index(c);
+  if (regs.read(kFreq0 + i) == 0) return regs.read(kReload0 + i);
+  return (c.width_mask() - regs.read(kPeriod0 + i) + 1) & c.width_mask();
+}
+
 // Backend::write_counter's part: the raw value that stands for `value` events counted on a
 // sampling counter (value + its reload, -period), the handler's reload tally cleared. A counter
-// that does not sample keeps `value`.
+// that does not sample keeps `value`. freq=: the period the handler has reached is kept, as
+// the kernel keeps it when an event is reset.
 inline std::uint64_t preset(RegisterFile& regs, const CounterInfo& c, std::uint64_t value) {
   if (!simulated(regs) || handler_index(c) >= kHandlerCounters) return value;
-  const std::uint64_t reload = regs.read(kReload0 + handler_index(c));
+  const std::uint64_t reload = current_reload(regs, c);
   if (reload == 0) return value;
   regs.write(kReloads0 + handler_index(c), 0);
+  if (regs.read(kFreq0 + handler_index(c))) regs.write(kElapsed0 + handler_index(c), 0);
   return (value + reload) & c.width_mask();
 }
 
 // Backend::read_counter's part: the events a sampling counter counted since its preset,
-// modulo 2^width: raw - reload + reloads x period (each reload skipped a period of the count).
+// modulo 2^width: raw - reload + reloads x period (each reload skipped a period of the count);
+// freq=: raw - reload + the events of the periods completed (ELAPSED), the period changing.
 inline std::uint64_t events(RegisterFile& regs, const CounterInfo& c, std::uint64_t raw) {
   if (!simulated(regs) || handler_index(c) >= kHandlerCounters) return raw;
-  const std::uint64_t reload = regs.read(kReload0 + handler_index(c));
+  const unsigned i = handler_index(c);
+  const std::uint64_t reload = current_reload(regs, c);
   if (reload == 0) return raw;
+  if (regs.read(kFreq0 + i)) return (raw - reload + regs.read(kElapsed0 + i)) & c.width_mask();
   const std::uint64_t period = (c.width_mask() - reload + 1) & c.width_mask();
-  return (raw - reload + regs.read(kReloads0 + handler_index(c)) * period) & c.width_mask();
+  return (raw - reload + regs.read(kReloads0 + i) * period) & c.width_mask();
 }
 
 // The ProfilingDriver of an x86 backend that samples: the level histogram (kernel, user) and the
@@ -169,12 +226,12 @@ class Driver final : public ProfilingDriver {
   void program_profile(RegisterFile& regs, const PmuContext& ctx, std::span<const Assignment> set,
                        const ProfileRequest& request) const override {
     bool samples = false;
-    for (const Assignment& a : set) samples = samples || a.encoding->period != 0;
+    for (const Assignment& a : set) samples = samples || a.encoding->period != 0 || a.encoding->frequency != 0;
     if (!samples)
       throw Error(errc::invalid_argument,
                   fmt::format("a profile on {} samples at the overflow interrupts of an event given a period, and "
-                              "none of the session's events has one: add period=N to an event (for instance {}:period="
-                              "100000)",
+                              "none of the session's events has one: add period=N to an event, or freq=N (for instance "
+                              "{}:period=100000)",
                               ctx.pmu.name, set.empty() ? std::string("cycles") : set.front().encoding->event));
     regs.write(kKernelSamples, 0);
     regs.write(kUserSamples, 0);

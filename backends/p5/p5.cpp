@@ -39,13 +39,15 @@ class P5Backend final : public Backend {
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
     // Sampling needs an interrupt at overflow, which the P5 does not have (p5.md sections 2,
     // 3.2 and 4): refused before anything else, naming the event and why.
-    if (const EventModifier* m = spec.modifier("period"))
+    const EventModifier* m = spec.modifier("period");
+    if (!m) m = spec.modifier("freq");
+    if (m)
       throw Error(errc::not_supported,
                   event_error(spec, m->column,
-                              fmt::format("{} cannot be sampled (period=): the Pentium's counters cannot interrupt on "
+                              fmt::format("{} cannot be sampled ({}=): the Pentium's counters cannot interrupt on "
                                           "overflow, CESR's PC bit only makes the PM0/PM1 pin signal it; count the "
-                                          "event without period=, or sample cpu-clock:period=N under access \"perf\"",
-                                          spec.name)));
+                                          "event without {}=, or sample cpu-clock:period=N under access \"perf\"",
+                                          spec.name, m->name, m->name)));
     // Raw events (pmc/sdk/raw_event.hpp): rNNN is a CESR half, ES in bits 5:0, and the duration
     // (d) and pin (pc) bits as modifiers; CC's privilege bits are :u and :k.
     const std::optional<RawEvent> raw = raw_event(spec, ctx.catalog, ctx.pmu);

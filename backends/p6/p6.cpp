@@ -91,8 +91,8 @@ class P6Backend final : public Backend {
     e.event = spec.text;
     const std::uint64_t period = x86_sampling::period_of(
         spec, kMaxPeriod, "a P6 counter can be preset for (a write keeps bits 31:0 and sign-extends bit 31)");
-    if (period != 0) ctx.catalog.format().set(e.config, "int", 1);  // INT: a PMI at each overflow (p6.md section 3)
-    x86_sampling::set_sampling(e, spec, period);
+    x86_sampling::set_sampling(e, spec, period, x86_sampling::frequency_of(spec));
+    if (e.interrupt) ctx.catalog.format().set(e.config, "int", 1);  // INT: a PMI at each overflow (p6.md section 3)
     return e;
   }
 

@@ -235,6 +235,22 @@ std::uint32_t dwarf_stack_bytes(const std::string& mode) {
   return v;
 }
 
+// perf record's default: an event given neither period= nor freq= samples about 4,000 times a
+// second (freq=4000); one that cannot sample that way (page-faults) is added as it is.
+void add_sampling(pmc::Session& session, const std::string& event) {
+  try {
+    const pmc::EventSpec spec = pmc::parse_event(event);
+    if (!spec.modifier("period") && !spec.modifier("freq") && !spec.perf_terms()) {
+      try {
+        return session.add(event + ":freq=4000");
+      } catch (const pmc::Error&) {  // refused with the frequency: as given, and its own message
+      }
+    }
+  } catch (const pmc::Error&) {  // the session says what is wrong with it
+  }
+  session.add(event);
+}
+
 int profile_command(const Options& o) {
   const std::vector<SortKey> keys = parse_sort_keys(o.sort.value_or("dso,sym"));
   const std::uint32_t stack_bytes = dwarf_stack_bytes(o.call_graph);
@@ -260,7 +276,7 @@ int profile_command(const Options& o) {
         session.emplace(hal.session(command_scope(pid)));
         for (const auto& e : events) {
           try {
-            session->add(e);
+            add_sampling(*session, e);
           } catch (const pmc::Error& err) {
             // The default when perf refuses kernel mode to this user (perf_event_paranoid 2):
             // user mode only, as pmc stat does.

@@ -28,6 +28,10 @@ struct Encoding {
   // the driver reloads the counter for and whose interrupted PC its handler records
   // (docs/profiling.md, "Sampling on each backend"); 0: counting only.
   std::uint64_t period = 0;
+  // Sampling at a frequency (the event's `freq=N`): about N interrupts a second, the driver
+  // adjusting the period as it goes (perf's freq mode; docs/profiling.md); 0: none. An event has
+  // a period or a frequency, not both.
+  std::uint64_t frequency = 0;
   unsigned precise = 0;               // :p, :pp, :ppp on a sampling event: perf's precise_ip (0-3)
   bool merge = false;                 // needs an even counter and its odd neighbour
   std::uint64_t granularity = 1;      // counts are multiples of this (interrupt-counting PMUs)

@@ -134,23 +134,34 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
                                              fmt::format("HAL event {} takes no unit masks", found->name)));
   // Software events take the privilege filters u and k (perf's exclude_user/exclude_kernel),
   // with the libpfm4 meaning: naming one of them clears the other unless it is named too.
-  std::optional<std::uint64_t> u, k, period;
+  std::optional<std::uint64_t> u, k, period, freq;
   const bool clock = found->samples;
   for (const auto& m : spec.modifiers) {
-    if (m.name == "period") {
-      // Sampling: perf's sample_period in ns of the clock; only the two clock events have one.
+    if (m.name == "period" || m.name == "freq") {
+      // Sampling: perf's sample_period in ns of the clock, or sample_freq (freq = 1) in samples
+      // a second; only the two clock events have one.
+      const bool is_freq = m.name == "freq";
       if (!clock)
         throw Error(errc::attribute,
                     event_error(spec, m.column,
-                                fmt::format("modifier 'period' samples the clock events cpu-clock and task-clock only, "
+                                fmt::format("modifier '{}' samples the clock events cpu-clock and task-clock only, "
                                             "not HAL event {}",
-                                            found->name)));
-      if (period)
-        throw Error(errc::attribute, event_error(spec, m.column, "modifier 'period' given twice"));
+                                            m.name, found->name)));
+      std::optional<std::uint64_t>& slot = is_freq ? freq : period;
+      if (slot)
+        throw Error(errc::attribute, event_error(spec, m.column, fmt::format("modifier '{}' given twice", m.name)));
       if (!m.value || *m.value == 0)
         throw Error(errc::attribute_value,
-                    event_error(spec, m.column, "modifier 'period' takes a sampling period in ns above 0"));
-      period = *m.value;
+                    event_error(spec, m.column,
+                                is_freq ? "modifier 'freq' takes a sampling frequency in samples a second above 0 "
+                                          "(freq=0 is no frequency)"
+                                        : "modifier 'period' takes a sampling period in ns above 0"));
+      slot = *m.value;
+      if (period && freq)
+        throw Error(errc::feature_combination,
+                    event_error(spec, m.column,
+                                "freq= and period= together: an event samples every N ns (period=N) or about N times "
+                                "a second (freq=N), not both"));
       continue;
     }
     const bool privilege = m.name == "u" || m.name == "k";
@@ -158,7 +169,7 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
       throw Error(errc::attribute,
                   event_error(spec, m.column,
                               fmt::format("unknown modifier '{}' for HAL event {} (accepted: {})", m.name, found->name,
-                                          found->kind == HalEventKind::tsc ? "none" : clock ? "u, k, period" : "u, k")));
+                                          found->kind == HalEventKind::tsc ? "none" : clock ? "u, k, period, freq" : "u, k")));
     auto& slot = m.name == "u" ? u : k;
     if (slot) throw Error(errc::attribute, event_error(spec, m.column, fmt::format("modifier '{}' given twice", m.name)));
     std::uint64_t v = m.value.value_or(1);
@@ -184,9 +195,11 @@ std::optional<HalEvent> find_hal_event(const EventSpec& spec) {
   h.encoding.canonical = found->kind == HalEventKind::tsc ? fmt::format("hal::{}", found->name)
                                                           : fmt::format("hal::{}:u={}:k={}", found->name, *u, *k);
   if (period) h.encoding.canonical += fmt::format(":period={}", *period);
+  if (freq) h.encoding.canonical += fmt::format(":freq={}", *freq);
   h.exclude_user = *u == 0;
   h.exclude_kernel = *k == 0;
   h.period = period.value_or(0);
+  h.frequency = freq.value_or(0);
   return h;
 }
 

@@ -113,7 +113,7 @@ struct HalEventInfo {
   std::uint64_t config;    // PERF_COUNT_SW_* for software events
   const char* unit;        // Reading::unit
   const char* description;
-  bool samples;            // takes period=N (ns): perf samples the IP every N ns of it
+  bool samples;            // takes period=N (ns) or freq=N (Hz): perf samples the IP every N ns of it
 };
 const std::vector<HalEventInfo>& hal_events();
 struct HalEvent {
@@ -122,6 +122,7 @@ struct HalEvent {
   bool exclude_user = false;    // software events: the u and k modifiers
   bool exclude_kernel = false;
   std::uint64_t period = 0;     // cpu-clock, task-clock: `period=N` samples every N ns; 0: counts only
+  std::uint64_t frequency = 0;  // cpu-clock, task-clock: `freq=N` samples about N times a second
 };
 // The HAL event an event string names ("task-clock", "cs:u", "hal::tsc"), or nullopt when it
 // is not one (then it is the backend's). Throws for a HAL event with bad modifiers, and for an

@@ -63,6 +63,7 @@ PerfEventSpec perf_raw_event(const Encoding& e, const RegisterFormat& format) {
   p.exclude_user = !user;
   p.exclude_kernel = !kernel;
   p.sample_period = e.period;
+  p.sample_freq = e.frequency;
   p.precise_ip = e.precise;
   return p;
 }
@@ -183,7 +184,7 @@ int PerfAccess::leader_fd(std::size_t target) const {
 
 std::size_t PerfAccess::add(const PerfEventSpec& event) {
   if (running_) throw Error(errc::invalid_argument, "cannot add a perf event while the counters run");
-  if (event.sample_period) return add_sampler(event);
+  if (event.sample_period || event.sample_freq) return add_sampler(event);
   if (const std::string why = perf_topdown_refusal(event, events_); !why.empty())
     throw Error(errc::invalid_argument, why);
   const std::size_t index = events_.size();

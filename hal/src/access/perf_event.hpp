@@ -49,6 +49,9 @@ struct PerfEventSpec {
   // Sampling (the HAL clock events' `period=N`): a sample (PERF_SAMPLE_IP) every N of the
   // event's units, written to the event's mmap ring buffer; 0: counting only.
   std::uint64_t sample_period = 0;
+  // Sampling at a frequency (`freq=N`): perf_event_attr.freq = 1, sample_freq = N; the kernel
+  // adjusts the period so that about N samples come a second. One of the two, or neither.
+  std::uint64_t sample_freq = 0;
   unsigned precise_ip = 0;      // a sampling PMU event's :p/:pp/:ppp (perf_event_attr.precise_ip)
   // "task-clock, software" or "INST_RETIRED, raw 0xc0": how messages name it.
   [[nodiscard]] std::string describe() const;
@@ -61,7 +64,7 @@ struct PerfEventSpec {
 // fixed-counter-only event uses the Linux pseudo-encoding of its fixed counter. An event that
 // needs an extra register passes its value as config1, where Linux's Intel PMU takes the
 // offcore response, load latency and frontend values (it chooses the MSR itself). An event given
-// period=N samples: sample_period N, precise_ip its :p/:pp/:ppp. Pure.
+// period=N samples: sample_period N, precise_ip its :p/:pp/:ppp; freq=N: sample_freq N. Pure.
 PerfEventSpec perf_raw_event(const Encoding& encoding, const RegisterFormat& format);
 
 // Linux's top-down events on Intel cores (arch/x86/include/asm/perf_event.h): the slots
@@ -342,6 +345,7 @@ class PerfAccess final : public Access {
   [[noreturn]] void ioctl_failed(const char* request) const;
   Raw read_sample_fd(const SampleFd& s) const;
   std::size_t add_sampler(const PerfEventSpec& event);
+  void check_sample_rate(const PerfEventSpec& event) const;  // freq= against perf_event_max_sample_rate
   void drain(SampleFd& s);
   // One record of a ring buffer, copied whole (perf_records.cpp).
   void take_record(const perf_event_header& h, const unsigned char* record, PerfSamples& out);

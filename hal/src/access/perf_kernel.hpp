@@ -39,6 +39,20 @@ inline perf_event_attr perf_attr(const PerfEventSpec& event) {
   return attr;
 }
 
+// A sampling event's attribute (perf_sampling.cpp opens it): perf_attr with the period, or
+// freq = 1 and the frequency (perf record -F), and the precision.
+inline perf_event_attr perf_sampling_attr(const PerfEventSpec& event) {
+  perf_event_attr attr = perf_attr(event);
+  if (event.sample_freq) {
+    attr.freq = 1;
+    attr.sample_freq = event.sample_freq;
+  } else {
+    attr.sample_period = event.sample_period;
+  }
+  attr.precise_ip = event.precise_ip & 3u;  // :p, :pp, :ppp of a PMU event
+  return attr;
+}
+
 // Events that may sit on a hardware counter, and so be read with rdpmc.
 inline bool perf_on_a_counter(const PerfEventSpec& e) {
   return e.type == PERF_TYPE_RAW || e.type == PERF_TYPE_HARDWARE || e.type == PERF_TYPE_HW_CACHE;

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace pmc::detail {
 
@@ -52,9 +54,7 @@ std::vector<PerfAccess::SampleFd> PerfAccess::open_sampler(const PerfEventSpec& 
       std::vector<int> on = {t.cpu};
       if (t.cpu < 0 && inherit) on = cpus;
       for (int cpu : on) {
-        perf_event_attr attr = perf_attr(event);
-        attr.sample_period = event.sample_period;
-        attr.precise_ip = event.precise_ip & 3u;  // :p, :pp, :ppp of a PMU event
+        perf_event_attr attr = perf_sampling_attr(event);
         attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (callchain_ ? PERF_SAMPLE_CALLCHAIN : 0);
         if (user_stack_bytes_) {  // --call-graph dwarf: the kernel's chain stops at the user stack
           attr.sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -120,6 +120,7 @@ std::vector<PerfAccess::SampleFd> PerfAccess::open_sampler(const PerfEventSpec& 
 }
 
 std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
+  if (event.sample_freq) check_sample_rate(event);
   std::vector<SampleFd> fds = open_sampler(event, samplers_.empty());
   const std::size_t index = events_.size();
   events_.push_back(event);
@@ -133,6 +134,20 @@ std::size_t PerfAccess::add_sampler(const PerfEventSpec& event) {
     }
   if (index > 0) reset();
   return index;
+}
+
+// freq=N above the kernel's limit, /proc/sys/kernel/perf_event_max_sample_rate (read now: the
+// kernel lowers it when its interrupts take too long), is refused by perf_event_open with EINVAL;
+// said here with both numbers.
+void PerfAccess::check_sample_rate(const PerfEventSpec& event) const {
+  const std::filesystem::path file = options_.proc_root / "sys" / "kernel" / "perf_event_max_sample_rate";
+  std::ifstream in(file);
+  std::uint64_t max = 0;
+  if (!(in >> max) || event.sample_freq <= max) return;  // unreadable: the kernel says
+  throw Error(errc::attribute_value,
+              fmt::format("event '{}': freq={} is above the kernel's limit of {} samples a second ({}); ask for at "
+                          "most {}, or raise the limit (sysctl kernel.perf_event_max_sample_rate)",
+                          event.event, event.sample_freq, max, file.string(), max));
 }
 
 void PerfAccess::drain() {

@@ -51,7 +51,8 @@ void SessionImpl::add_specs(const std::vector<EventSpec>& specs) {
     check_backend_event(specs[i]);
     const DefaultEvent* d = ctx->default_event(specs[i].text);
     pmu_events.push_back(d ? d->encoding : encode(specs[i]));
-    if (pmu_events.back().period != 0 && ctx->access != AccessKind::sim && ctx->access != AccessKind::perf)
+    const bool samples = pmu_events.back().period != 0 || pmu_events.back().frequency != 0;
+    if (samples && ctx->access != AccessKind::sim && ctx->access != AccessKind::perf)
       refuse_sampling(specs[i]);
     if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
       throw Error(errc::not_supported,
@@ -134,6 +135,7 @@ SessionImpl::Entry SessionImpl::open_hal_event(const HalEvent& h) {
   p.exclude_user = h.exclude_user;
   p.exclude_kernel = h.exclude_kernel;
   p.sample_period = h.period;
+  p.sample_freq = h.frequency;
   try {
     return {&perf(), perf().add(p), nullptr, h.info->unit};
   } catch (...) {
@@ -143,7 +145,7 @@ SessionImpl::Entry SessionImpl::open_hal_event(const HalEvent& h) {
 }
 
 void SessionImpl::commit_hal_event(HalEvent h, const Entry& entry) {
-  if (h.period) ++sampling_events_;
+  if (h.period || h.frequency) ++sampling_events_;
   encodings.push_back(std::move(h.encoding));
   entries_.push_back(entry);
 }
@@ -283,15 +285,16 @@ void SessionImpl::open_msr(const EventSpec& spec) {
   registers_ = std::make_unique<RegisterAccess>(ctx, std::move(regs), options);
 }
 
-// A backend event given period=N samples at its counter's overflow interrupt, which only a
-// driver in the kernel can take: the simulated machine's (access "sim") or Linux perf's (access
-// "perf", sample_period); access "msr" has none.
+// A backend event given period=N or freq=N samples at its counter's overflow interrupt, which
+// only a driver in the kernel can take: the simulated machine's (access "sim") or Linux perf's
+// (access "perf", sample_period or sample_freq); access "msr" has none.
 void SessionImpl::refuse_sampling(const EventSpec& spec) const {
+  const char* how = spec.modifier("freq") ? "freq=" : spec.modifier("period") ? "period=" : "a precision (:p, :pp, :ppp: sampling at perf record's 4000 Hz)";
   throw Error(errc::not_supported,
-              fmt::format("event '{}': period= samples at the counter's overflow interrupt, which access '{}' cannot "
+              fmt::format("event '{}': {} samples at the counter's overflow interrupt, which access '{}' cannot "
                           "receive in user space (the PMI goes to the kernel's handler); sample with access \"perf\" "
                           "(the kernel's handler) or a simulated workload (access \"sim\")",
-                          spec.text, access_name(ctx->access)));
+                          spec.text, how, access_name(ctx->access)));
 }
 
 // Access "perf" (check_backend_event refused a dump's CPU): the kernel programs the counters
@@ -359,7 +362,7 @@ void SessionImpl::add_perf_event(const EventSpec& spec, Encoding enc) {
     if (fresh) perf_.reset();
     throw;
   }
-  if (enc.period) ++sampling_events_;  // sampled by perf: sample_period, precise_ip
+  if (enc.period || enc.frequency) ++sampling_events_;  // sampled by perf: sample_period or sample_freq, precise_ip
   encodings.push_back(std::move(enc));
   backend_events_.push_back(encodings.size() - 1);
   backend_groups_.push_back(next_group_);

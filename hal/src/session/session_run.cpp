@@ -37,7 +37,7 @@ class SessionImpl::SimTarget final : public RunTarget {
   [[nodiscard]] bool samples() const override {
     if (!s_.profile_request.empty()) return true;
     for (const Encoding& e : s_.encodings)
-      if (e.period != 0) return true;
+      if (e.period != 0 || e.frequency != 0) return true;
     return false;
   }
 

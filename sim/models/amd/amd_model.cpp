@@ -123,6 +123,7 @@ AmdDevice::AmdDevice(const CpuInfo& cpu) : family_(cpu.family), cpu_(describe(cp
   ext_core_ = cpu.amd.perfctr_core;
   v2_ = cpu.amd.perfmon_v2;
   pmi().set_mask_on_delivery(!v2_);  // PerfMonV2: the APIC does not mask LVTPC on a PMI [4]
+  pmi().set_clock(x86::nominal_clock_hz(cpu));  // freq= (x86_pmi.hpp, CLOCK): AMD's brand strings name none
   n_ = 4;
   if (ext_core_) n_ = v2_ && cpu.amd.v2_core_counters != 0 ? cpu.amd.v2_core_counters : 6;
   if (v2_ && cpu.max_ext_leaf >= 0x80000022)
@@ -351,7 +352,7 @@ void AmdDevice::run(const Segment& segment) {
   u128 pmis = 0;
   for (unsigned i = 0; i < n_; ++i)
     if (!merge_partner(i)) pmis += count(i, segment, handled);  // a partner counts its even counter's wraps
-  pmi().raised(pmis);
+  pmi().ran(pmis, segment.cycles);
 }
 
 u128 AmdDevice::count(unsigned i, const Segment& segment, bool handled) {

@@ -148,7 +148,7 @@ void ArchPerfDevice::run(const Segment& segment) {
   if (segment.cycles == 0) return;
   // v4+: CTR_Frz stops every counter until cleared through STATUS_RESET [4]. Frozen cycles are
   // not counted cycles: they leave the edge detectors alone.
-  if (version_ >= 4 && (global_status_ & kCtrFrz) != 0) return;
+  if (version_ >= 4 && (global_status_ & kCtrFrz) != 0) return pmi().ran(0, segment.cycles);  // time passes
   // Freeze on PMI [4a]: the first PMI raised freezes the PMU once its cycle is over, unless the
   // simulated handler takes it (it undoes the freeze as a driver does, in no time). The
   // segment is cut after that cycle, and the rest runs frozen.
@@ -180,7 +180,7 @@ void ArchPerfDevice::run(const Segment& segment) {
   if (metric_bytes_ != 0) count_metrics(segment);
   for (unsigned i = 0; i < kMaxFixed; ++i)
     if (has_fixed(i)) pmis += count_fixed(i, segment, handled);
-  pmi().raised(pmis);
+  pmi().ran(pmis, segment.cycles);
   if (freezes && pmis != 0) freeze();
 }
 

@@ -55,6 +55,7 @@ std::optional<CpuidRegs> counter_bitmaps(const CpuInfo& cpu) {
 // Geometry [1, 2, 6].
 
 ArchPerfDevice::ArchPerfDevice(const CpuInfo& cpu) : cpu_(describe(cpu)) {
+  pmi().set_clock(x86::nominal_clock_hz(cpu));  // freq= (x86_pmi.hpp, CLOCK)
   const ArchPerfmon& a = cpu.arch;
   if (a.version == 0) {
     throw Error(errc::not_supported,

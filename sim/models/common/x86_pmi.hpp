@@ -31,8 +31,28 @@
 //   0x50000002 PSTART, 0x50000003 PEND
 //   0x50000004 KERNEL, 0x50000005 USER: samples taken in kernel (ring 0) and user (ring 3)
 //                        mode (write 0 to clear)
+//   0x50000006 CLOCK     the simulated CPU's clock in Hz, read-only: the nominal clock its
+//                        CPUID gives (nominal_clock_hz), or the device setting clock_hz; 0: none
 //   0x50000100 + c RELOAD[c]   the value the handler reloads counter c with (0: none)
 //   0x50000200 + c RELOADS[c]  how many times it did (write 0 to clear)
+//   0x50000300 + c FREQ[c]     0: RELOAD[c] is the reload (period=). N > 0: frequency mode
+//                        (freq=N): at each overflow the handler adjusts PERIOD[c] so that about N
+//                        interrupts come a second of simulated time (cycles / CLOCK), and
+//                        reloads 2^width - PERIOD[c]. Writing it forgets the last interrupt's time.
+//   0x50000400 + c PERIOD[c]   frequency mode: the period in force (the driver writes the first, >= 1)
+//   0x50000500 + c ELAPSED[c]  frequency mode: the events of the periods completed, modulo 2^64
+//                        (write 0 to clear): a counter's count is raw - reload + ELAPSED[c]
+// The adjustment is the kernel's for perf's freq mode (kernel/events/core.c, perf_adjust_period
+// and perf_calculate_period), with simulated time for the kernel's clock: at an overflow t
+// cycles after the counter's previous one, whose period was P (the events between the two),
+// the period that would give N a second is W = P x CLOCK / (t x N); the new period moves an
+// eighth of the way there, P + (W - P + 7) / 8 with the division truncated as C's is, and is
+// at least 1 and at most 2^(width-1) - 1. Two overflows in one cycle (t = 0; the kernel's time
+// delta 0) and the first overflow after FREQ is written (no previous one) leave it. The kernel
+// also adjusts at each timer tick and throttles above perf_event_max_sample_rate; this handler
+// does neither. Starting from period 1, as the kernel's freq mode starts, the period reaches
+// W after some 40 interrupts; the ramp adds about 8 samples to the N x seconds of a steady rate.
+// Its cost is one step per cycle in which a frequency counter overflows.
 //   0x50100000 + b       PC profile bucket b (16 bytes each; fewer than 2^20), read-only;
 //                        writing PROFILE empties the profile.
 // Counter numbers c are the overflow-status bit numbers: general-purpose counter i is c = i,
@@ -65,8 +85,12 @@ inline constexpr std::uint32_t kProfileStart = 0x50000002;
 inline constexpr std::uint32_t kProfileEnd = 0x50000003;
 inline constexpr std::uint32_t kKernelSamples = 0x50000004;
 inline constexpr std::uint32_t kUserSamples = 0x50000005;
+inline constexpr std::uint32_t kClock = 0x50000006;
 inline constexpr std::uint32_t kReload0 = 0x50000100;
 inline constexpr std::uint32_t kReloads0 = 0x50000200;
+inline constexpr std::uint32_t kFreq0 = 0x50000300;
+inline constexpr std::uint32_t kPeriod0 = 0x50000400;
+inline constexpr std::uint32_t kElapsed0 = 0x50000500;
 inline constexpr std::uint32_t kBucket0 = 0x50100000;
 inline constexpr unsigned kHandlerCounters = 64;
 inline constexpr std::uint64_t kBucketBytes = 16;
@@ -116,11 +140,25 @@ class PmiUnit {
   // After a segment in which `pmis` PMIs were raised: without the handler running, the first one
   // delivered masks LVTPC (the rest are lost), unless the model's APIC does not mask on delivery.
   void raised(counting::u128 pmis);
+  // After a segment of `cycles` cycles in which `pmis` PMIs were raised (every counter has run):
+  // raised(pmis), and simulated time moves on.
+  void ran(counting::u128 pmis, std::uint64_t cycles) {
+    raised(pmis);
+    now_ += cycles;
+  }
   // Whether delivering a PMI sets the LVTPC mask bit (true after reset; AMD PerfMonV2: false).
   void set_mask_on_delivery(bool masks) { mask_on_delivery_ = masks; }
+  // The simulated CPU's clock in Hz (CLOCK), 0 when it has none.
+  void set_clock(std::uint64_t hz) { clock_hz_ = hz; }
 
  private:
-  void record(const Segment& segment, std::uint64_t cycle);
+  void record(const Segment& segment, std::uint64_t cycle, counting::u128 samples = 1);
+  // advance() for a counter in frequency mode (FREQ[c] != 0), with the handler running.
+  CounterStep advance_at_frequency(unsigned c, std::uint64_t value, unsigned width, const Segment& segment,
+                                   const Increments& inc);
+  // The period after an overflow `cycles` cycles after the previous one, P = PERIOD[c] events
+  // apart (the rule above).
+  [[nodiscard]] std::uint64_t adjusted_period(unsigned c, std::uint64_t cycles, unsigned width) const;
 
   std::uint64_t lvtpc_ = kLvtMask;  // value after reset: 0001_0000H
   bool handler_ = false;
@@ -130,6 +168,13 @@ class PmiUnit {
   std::uint64_t kernel_ = 0, user_ = 0;
   std::array<std::uint64_t, kHandlerCounters> reload_{};
   std::array<std::uint64_t, kHandlerCounters> reloads_{};
+  std::array<std::uint64_t, kHandlerCounters> freq_{};
+  std::array<std::uint64_t, kHandlerCounters> period_{};
+  std::array<std::uint64_t, kHandlerCounters> elapsed_{};
+  std::array<std::uint64_t, kHandlerCounters> last_{};  // the cycle (now_) of the last overflow
+  std::array<bool, kHandlerCounters> timed_{};          // last_ holds one
+  std::uint64_t clock_hz_ = 0;
+  std::uint64_t now_ = 0;  // simulated time: the cycles of the segments run so far
   std::vector<std::uint64_t> buckets_;
 };
 

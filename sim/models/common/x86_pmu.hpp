@@ -9,6 +9,7 @@
 
 #include "x86_pmi.hpp"
 
+#include <pmc/cpu.hpp>
 #include <pmc/sdk/counting.hpp>
 #include <pmc/sdk/model.hpp>
 
@@ -30,6 +31,9 @@ class X86Device : public Device {
   void set_reader_cpl(unsigned cpl) override;
   void set_cr4_pce(bool enabled) override { cr4_pce_ = enabled; }
   [[nodiscard]] std::uint64_t interrupts() const override { return interrupts_; }
+  // Device::configure: "clock_hz", the simulated CPU's clock in Hz (the PMI handler's CLOCK,
+  // which freq= needs), for a CPU whose CPUID gives none or to override it.
+  void configure(std::string_view setting, std::uint64_t value) override;
 
  protected:
   // The privilege check of RDPMC, made after the model has checked the counter index: a #GP
@@ -76,6 +80,13 @@ constexpr std::uint64_t sign_extended_write(std::uint64_t value, unsigned width)
 [[noreturn]] void msr_fault(std::string_view op, std::uint32_t msr, std::string_view why);
 //   "#GP: RDPMC with ECX = 0x...: WHY"
 [[noreturn]] void rdpmc_fault(std::uint32_t ecx, std::string_view why);
+
+// The CPU's nominal clock in Hz as its CPUID gives it, 0 when it gives none: leaf 15H's TSC
+// rate (crystal ECX x EBX / EAX), else leaf 16H's base frequency (EAX, MHz), else the frequency
+// Intel's brand strings end with ("... @ 2.40GHz", "Pentium(R) M processor 1.80GHz", "... 800MHz").
+// The models count a cycle of this clock per cycle of a workload (the TSC rate is the nominal
+// clock on the parts that enumerate it).
+std::uint64_t nominal_clock_hz(const CpuInfo& cpu);
 
 }  // namespace x86
 

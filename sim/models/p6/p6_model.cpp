@@ -241,6 +241,7 @@ bool is_pentium_m(const CpuInfo& cpu) { return cpu.family == 6 && (cpu.model == 
 P6Device::P6Device(const CpuInfo& cpu, bool perfmon_available)
     : pentium_m_(is_pentium_m(cpu)), cpu_(describe(cpu)) {
   set_firmware_perfmon_available(perfmon_available);
+  pmi().set_clock(x86::nominal_clock_hz(cpu));  // freq= (x86_pmi.hpp, CLOCK)
 }
 
 void P6Device::set_firmware_perfmon_available(bool available) {
@@ -254,7 +255,7 @@ void P6Device::set_firmware_perfmon_available(bool available) {
 }
 
 void P6Device::configure(std::string_view setting, std::uint64_t value) {
-  if (setting != "perfmon_available") return Device::configure(setting, value);
+  if (setting != "perfmon_available") return X86Device::configure(setting, value);
   if (value > 1)
     throw Error(errc::invalid_argument, fmt::format("setting perfmon_available takes 0 or 1, not {}", value));
   set_firmware_perfmon_available(value == 1);
@@ -324,7 +325,7 @@ void P6Device::run(const Segment& segment) {
   if (segment.cycles == 0) return;
   counting::u128 pmis = 0;
   for (unsigned i = 0; i < 2; ++i) pmis += count(i, segment);
-  pmi().raised(pmis);  // one PMI line: the first delivered without the handler masks LVTPC [4]
+  pmi().ran(pmis, segment.cycles);  // one PMI line: the first delivered without the handler masks LVTPC [4]
 }
 
 // Counter i through one segment of N identical cycles, in closed form; the PMIs it raised.

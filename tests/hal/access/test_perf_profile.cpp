@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(period_refusals) {
   BOOST_TEST(error_of([&] { s.add("cpu-clock:period=10:period=20"); }, &message) == pmc::errc::attribute);
   BOOST_TEST(contains(message, "column 21: modifier 'period' given twice"), message);
   BOOST_TEST(error_of([&] { s.add("cpu-clock:c=1"); }, &message) == pmc::errc::attribute);
-  BOOST_TEST(contains(message, "(accepted: u, k, period)"), message);
+  BOOST_TEST(contains(message, "(accepted: u, k, period, freq)"), message);
   BOOST_TEST(s.encodings().empty());
 }
 

@@ -194,13 +194,22 @@ BOOST_AUTO_TEST_CASE(the_p6_backend_encodes_period_and_precision) {
   BOOST_TEST(p.exclude_kernel);
   BOOST_TEST(p.sample_period == 10000u);
   BOOST_TEST(p.precise_ip == 2u);
-  try {
-    (void)hal.encode("INST_RETIRED:pp");
-    BOOST_ERROR("a precision without a period was accepted");
-  } catch (const pmc::Error& err) {
-    BOOST_TEST(contains(err.what(), ":pp asks for precise samples, and the event is not sampled: give period=N"),
-               err.what());
-  }
+  // A precision alone samples at perf record's default frequency (perf record -e cycles:pp:
+  // sample_freq 4000, freq 1), as perf record does.
+  pmc::Encoding alone = hal.encode("INST_RETIRED:pp");
+  BOOST_TEST(alone.period == 0u);
+  BOOST_TEST(alone.frequency == 4000u);
+  BOOST_TEST(alone.precise == 2u);
+  BOOST_TEST((alone.config & (1ull << 20)) != 0u);
+  BOOST_TEST(contains(alone.canonical, ":freq=4000:pp"), alone.canonical);
+  PerfEventSpec pa = perf_raw_event(alone, hal.events().format());
+  BOOST_TEST(pa.sample_freq == 4000u);
+  BOOST_TEST(pa.sample_period == 0u);
+  BOOST_TEST(pa.precise_ip == 2u);
+  // freq=N: sample_freq N.
+  pmc::Encoding f = hal.encode("INST_RETIRED:freq=1000");
+  BOOST_TEST(f.frequency == 1000u);
+  BOOST_TEST(perf_raw_event(f, hal.events().format()).sample_freq == 1000u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -23,7 +23,7 @@
 
 namespace pmc {
 
-inline constexpr std::uint32_t kAbiMajor = 6;  // 6.0: EventSpec::terms, RegisterFormat::terms (docs/writing-a-backend.md)
+inline constexpr std::uint32_t kAbiMajor = 7;  // 7.0: Encoding::frequency (docs/writing-a-backend.md)
 inline constexpr std::uint32_t kAbiMinor = 0;
 inline constexpr std::uint32_t kAbiPatch = 0;
 inline constexpr std::uint32_t kAbiVersion = (kAbiMajor << 24) | (kAbiMinor << 16) | kAbiPatch;
