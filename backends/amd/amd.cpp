@@ -350,7 +350,8 @@ class AmdBackend final : public Backend {
     // A catalog event, or a raw one: perf's rNNN (the PERF_CTL value: r1000000C0 is event 0x1C0,
     // its bits 11:8 in 35:32) or cpu/event=0x1C0,umask=../ with amd.toml's [perf_format] terms,
     // read by the SDK's one parser (pmc/sdk/raw_event.hpp).
-    const EventSpec counted = x86_sampling::without_period(spec);
+    EventSpec scratch;
+    const EventSpec& counted = x86_sampling::without_period(spec, scratch);
     const std::optional<RawEvent> raw = raw_event(counted, ctx.catalog, ctx.pmu);
     Encoding e = raw ? encode_raw(spec, *raw, ctx.catalog, ctx.pmu) : encode_with_catalog(counted, ctx.catalog, ctx.pmu);
     e.event = spec.text;

@@ -164,7 +164,8 @@ Encoding encode_event_for_cpu(const EventSpec& given, const PmuContext& ctx) {
   const EventCatalog& catalog = ctx.catalog;
   const PmuInfo& pmu = ctx.pmu;
   const Facts f = facts_of(ctx.cpu);
-  const EventSpec spec = x86_sampling::without_period(given);  // step 5 reads period=
+  EventSpec scratch;
+  const EventSpec& spec = x86_sampling::without_period(given, scratch);  // step 5 reads period=
   const std::size_t name_column = spec.pmu.empty() ? 1 : spec.pmu.size() + 3;
 
   // 1. Architectural events CPUID does not offer (checked before the catalog's CPU tags, so

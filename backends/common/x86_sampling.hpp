@@ -110,12 +110,16 @@ inline bool precision_modifier(const EventModifier& m) { return m.name == "p" ||
 
 // The event string without its period=, freq= and :p/:pp/:ppp, for the catalog's encoder (an
 // event's own modifier list need not name them: every event of a backend that samples takes them).
-inline EventSpec without_period(const EventSpec& spec) {
-  EventSpec s = spec;
-  std::erase_if(s.modifiers, [](const EventModifier& m) {
-    return m.name == "period" || m.name == "freq" || precision_modifier(m);
-  });
-  return s;
+// `spec` itself when it has none of them (no copy: the common case, encoded at every add), else
+// `scratch`, filled with the copy without them.
+inline bool sampling_modifier(const EventModifier& m) {
+  return m.name == "period" || m.name == "freq" || precision_modifier(m);
+}
+inline const EventSpec& without_period(const EventSpec& spec, EventSpec& scratch) {
+  if (std::none_of(spec.modifiers.begin(), spec.modifiers.end(), sampling_modifier)) return spec;
+  scratch = spec;
+  std::erase_if(scratch.modifiers, sampling_modifier);
+  return scratch;
 }
 
 // Sets a sampling encoding's period or frequency, precision (perf's precise_ip, from

@@ -85,7 +85,8 @@ class P6Backend final : public Backend {
   Encoding encode(const EventSpec& spec, const PmuContext& ctx) const override {
     // A catalog event, or a raw one: perf's rNNN (the PerfEvtSel value) or cpu/event=..,umask=../
     // with p6.toml's [perf_format] terms, read by the SDK's one parser (pmc/sdk/raw_event.hpp).
-    const EventSpec counted = x86_sampling::without_period(spec);
+    EventSpec scratch;
+    const EventSpec& counted = x86_sampling::without_period(spec, scratch);
     const std::optional<RawEvent> raw = raw_event(counted, ctx.catalog, ctx.pmu);
     Encoding e = raw ? encode_raw(spec, *raw, ctx.catalog, ctx.pmu) : encode_with_catalog(counted, ctx.catalog, ctx.pmu);
     e.event = spec.text;
