@@ -2,6 +2,7 @@
 
 #include "bundled.hpp"
 #include "nearest.hpp"
+#include "root_safety.hpp"
 
 #include <pmc/error.hpp>
 
@@ -70,6 +71,8 @@ const Paths& detail::paths() {
 
 std::optional<std::vector<std::string>> detail::list_directory(const std::string& dir, std::error_code& error) {
   error.clear();
+  std::optional<std::vector<std::string>>* memo = detail::scoped_listing(dir);
+  if (memo && *memo) return **memo;
   DIR* d = ::opendir(dir.c_str());
   if (!d) {
     error.assign(errno, std::generic_category());
@@ -87,6 +90,7 @@ std::optional<std::vector<std::string>> detail::list_directory(const std::string
   ::closedir(d);
   if (error) return std::nullopt;
   std::sort(names.begin(), names.end());
+  if (memo) *memo = names;
   return names;
 }
 

@@ -34,6 +34,7 @@ struct RootChecks {
   std::unordered_set<std::string> safe_dirs;                    // found safe, with all above them
   std::unordered_map<std::string, std::string> real;            // directory -> its real path
   std::unordered_map<std::string, StatMemo> stats, lstats;      // scoped_stat's answers
+  std::unordered_map<std::string, std::optional<std::vector<std::string>>> listings;  // scoped_listing's
 };
 thread_local RootChecks* t_checks = nullptr;
 
@@ -164,6 +165,10 @@ int scoped_stat(const std::string& p, struct stat& st, bool follow) {
   }
   st = it->second.st;
   return 0;
+}
+
+std::optional<std::vector<std::string>>* scoped_listing(const std::string& dir) {
+  return t_checks ? &t_checks->listings[dir] : nullptr;
 }
 
 std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create) {

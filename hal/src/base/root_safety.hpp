@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 struct stat;  // <sys/stat.h>, not included here: it declares umask, which tests name too
 
@@ -48,5 +49,9 @@ class RootCheckScope {
 // Returns 0 or -1 with errno set, as the system calls do.
 int scoped_stat(const std::filesystem::path& p, struct stat& st, bool follow = true);
 int scoped_stat(const std::string& p, struct stat& st, bool follow = true);
+
+// Within a RootCheckScope, where list_directory keeps a directory's listing for the scope (the
+// plugin directories are listed to choose what to load and then to load it); null outside one.
+std::optional<std::vector<std::string>>* scoped_listing(const std::string& dir);
 
 }  // namespace pmc::detail

@@ -90,6 +90,7 @@ std::optional<OpenCacheFile> open_cache_file(const std::string& key) {
   auto f = open_for_reading(out.file);
   if (!f) return std::nullopt;
   std::swap(out.f.f, f->f);
+  std::swap(out.f.buffer, f->buffer);
   auto h = read_header(out.f.f);
   if (!h) {
     discard(out.file, out.f.f, "another format, or its header does not match its checksum");

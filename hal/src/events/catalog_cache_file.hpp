@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,8 +39,9 @@ bool& cache_bypassed();
 
 struct FileCloser {
   std::FILE* f;
+  std::unique_ptr<char[]> buffer;  // the stream's, when it was given one (closed before it is freed)
   explicit FileCloser(std::FILE* file) : f(file) {}
-  FileCloser(FileCloser&& other) noexcept : f(std::exchange(other.f, nullptr)) {}
+  FileCloser(FileCloser&& other) noexcept : f(std::exchange(other.f, nullptr)), buffer(std::move(other.buffer)) {}
   FileCloser(const FileCloser&) = delete;
   FileCloser& operator=(const FileCloser&) = delete;
   FileCloser& operator=(FileCloser&&) = delete;

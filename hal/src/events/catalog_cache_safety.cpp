@@ -15,10 +15,12 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -81,7 +83,8 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32c_instruction(std::uint32_t
 bool has_crc32c_instruction() {
   static const bool has = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & bit_SSE4_2) != 0;
+    __cpuid(1, a, b, c, d);  // every x86-64 CPU has leaf 1 (one CPUID, not __get_cpuid's two)
+    return (c & bit_SSE4_2) != 0;
   }();
   return has;
 }
@@ -159,7 +162,13 @@ std::optional<FileCloser> open_for_reading(const fs::path& file) {
     ::close(fd);
     return std::nullopt;
   }
-  return FileCloser(f);
+  FileCloser out(f);
+  // A buffer that holds a record's header in one read (the header is what Hal::open reads of
+  // each record; stdio's own would be 4 KiB, after an fstat of its own).
+  const auto size = static_cast<std::size_t>(std::clamp<off_t>(st.st_size + 1, 4096, 16384));
+  out.buffer = std::make_unique_for_overwrite<char[]>(size);  // not zeroed: stdio fills what it reads
+  if (std::setvbuf(f, out.buffer.get(), _IOFBF, size) != 0) out.buffer.reset();
+  return out;
 }
 
 void discard(const fs::path& file, std::FILE* f, const char* why) {

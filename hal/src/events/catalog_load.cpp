@@ -1,6 +1,7 @@
 // The events TOML loader (docs/event-format.md): EventCatalog::load of files and strings, and
 // the document itself, its CPU tags, unit-mask groups and events, merged with the earlier files'.
 // The [pmu] shape and [[probe]] table are read in catalog_pmu.cpp, modifiers in catalog_modifiers.cpp.
+#include "bundled.hpp"
 #include "catalog_cache.hpp"
 #include "catalog_loader.hpp"
 #include "catalog_state.hpp"
@@ -361,9 +362,10 @@ void EventCatalog::load(const std::filesystem::path& path, std::string_view back
   struct stat st {};
   const bool found = detail::scoped_stat(path, st) == 0;
   if (found && S_ISDIR(st.st_mode)) {
-    for (const auto& entry : fs::directory_iterator(path, ec))
-      if (entry.path().extension() == ".toml") files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
+    const auto names = detail::list_directory(path.native(), ec);  // sorted
+    if (!names) throw Error(errc::io, fmt::format("{}: events directory cannot be read: {}", path.string(), ec.message()));
+    for (const std::string& n : *names)
+      if (n.size() > 5 && n.ends_with(".toml")) files.push_back(path / n);
     for (const auto& f : files)
       if (auto why = detail::unsafe_for_root(f))
         throw Error(errc::permission, fmt::format("{}: events file not read: {}", f.string(), *why));

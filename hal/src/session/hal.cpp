@@ -6,7 +6,7 @@
 #include "event_stats.hpp"
 #include "nearest.hpp"
 #include "plugins.hpp"
-#include "probe_index.hpp"
+#include "preselection.hpp"
 #include "root_safety.hpp"
 #include "session_impl.hpp"
 
@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <mutex>
@@ -56,17 +55,6 @@ std::string origin_of(const Config& c, const std::string& key) {
   return it == c.origin.end() ? std::string("default") : it->second.where;
 }
 
-// A backend's data file, <name>.toml: next to its plugin, else in the installed events directory.
-std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin) {
-  struct stat st {};
-  const auto beside = plugin.parent_path() / (name + ".toml");
-  if (detail::scoped_stat(beside, st) == 0 && S_ISREG(st.st_mode)) return beside;
-  const auto installed = detail::paths().events / (name + ".toml");
-  if (detail::scoped_stat(installed, st) == 0 && S_ISREG(st.st_mode)) return installed;
-  throw Error(errc::not_found, fmt::format("backend '{}' has no data file: neither {} nor {} exists", name,
-                                           beside.string(), installed.string()));
-}
-
 // One backend with its data, probed (load null: a library Hal::open did not load).
 struct Probed {
   const detail::PluginLoad* load = nullptr;
@@ -75,120 +63,8 @@ struct Probed {
   std::string data_error;
 };
 
-// The backend a library is named for: "NAME" for libNAME.so (the file name a backend's data file
-// <name>.toml goes with).
-std::string library_name(const std::filesystem::path& lib) {
-  std::string name = lib.stem().string();
-  if (name.starts_with("lib")) name.erase(0, 3);
-  return name;
-}
-
-// Which backend libraries Hal::open loads. A backend's data file (<name>.toml for lib<name>.so)
-// holds its probe table, so whether it can match this CPU is known before its library is
-// loaded (docs/writing-a-backend.md "Probing"): with backend = "auto", a library is loaded when
-// its table has a rule that matches the CPU and does not refuse it, or when its data has no
-// table to say (probed by code alone); with a backend named, only the library of that name. The
-// others stay unloaded, and a backend that was not loaded gets its table's verdict. The tables of
-// every data file come from one parse-cache record (probe_index.hpp). Whatever this cannot tell
-// (no data file by that name, a name seen twice) is loaded, as before.
-class Preselection {
- public:
-  Preselection(const Config& config, CpuInfo& cpu, const std::vector<std::filesystem::path>& dirs)
-      : config_(config), cpu_(cpu) {
-    if (config.backend != "auto") return;
-    namespace fs = std::filesystem;
-    std::vector<std::pair<fs::path, std::string>> files;
-    for (const auto& dir : dirs) {
-      std::error_code ec;
-      std::vector<fs::path> libs;
-      if (const auto names = detail::list_directory(dir.native(), ec))  // sorted
-        for (const std::string& n : *names)
-          if (n.size() > 6 && n.starts_with("lib") && n.ends_with(".so")) libs.push_back(dir / n);
-      for (const auto& lib : libs) {
-        const std::string name = library_name(lib);
-        if (name.ends_with("-model")) continue;  // a device model's library
-        try {
-          files.emplace_back(data_file(name, lib), name);
-          libs_.push_back(lib);
-        } catch (const std::exception&) {  // no data file: the library is loaded and says so
-        }
-      }
-    }
-    tables_ = detail::probe_summaries(files);
-  }
-
-  bool load(const std::filesystem::path& lib) {
-    const std::string name = library_name(lib);
-    if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
-    seen_.push_back(name);
-    if (config_.backend != "auto") return name == config_.backend;
-    return !refused(lib, name);
-  }
-
-  // What Hal::open knows of a library without opening it: one named lib<name>-model.so is a
-  // device model's, loaded when a model is needed; a backend's whose probe table refuses this
-  // CPU is not loaded (plugins() loads it). Their checks run when they are loaded.
-  std::optional<PluginKind> pass_over(const std::filesystem::path& lib) {
-    const std::string name = library_name(lib);
-    if (name.ends_with("-model")) return PluginKind::model;
-    if (config_.backend != "auto" || std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return std::nullopt;
-    if (!refused(lib, name)) return std::nullopt;
-    seen_.push_back(name);
-    return PluginKind::backend;
-  }
-
-  // The native reading has the leaves the library reads; a probe table may name others.
-  void read_leaves(const PmuDescription& pmu) {
-    for (const ProbeRule& r : pmu.probe)
-      for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
-        for (const CpuidField& f : *fields) detail::read_native_leaf(cpu_, f.leaf, f.subleaf);
-  }
-
-  struct Skipped {
-    std::filesystem::path lib;
-    std::string name;
-    Match verdict;
-  };
-  // The table's verdict on a library that was not loaded, or null.
-  const Skipped* skipped(const std::filesystem::path& lib) const {
-    for (const Skipped& s : skipped_)
-      if (s.lib == lib) return &s;
-    return nullptr;
-  }
-  const CpuInfo& cpu() const { return cpu_; }
-  const Config& config() const { return config_; }
-
- private:
-  const Config& config_;
-  CpuInfo& cpu_;
-  std::vector<std::filesystem::path> libs_;  // the backend libraries with a data file, in order
-  std::vector<std::optional<detail::ProbeSummary>> tables_;  // their data files' probe tables
-  std::vector<std::string> seen_;
-  std::vector<Skipped> skipped_;
-  std::vector<std::optional<bool>> refused_;  // per entry of libs_, once decided
-
-  // Whether the data file's probe table of a library in libs_ refuses this CPU (recorded in
-  // skipped_); false for a library it cannot tell about.
-  bool refused(const std::filesystem::path& lib, const std::string& name) {
-    const auto at = std::find(libs_.begin(), libs_.end(), lib);
-    if (at == libs_.end()) return false;
-    const auto i = static_cast<std::size_t>(at - libs_.begin());
-    refused_.resize(libs_.size());
-    if (refused_[i]) return *refused_[i];
-    refused_[i] = false;
-    const auto& table = tables_[i];
-    if (!table || table->backend != name || (table->pmu.probe.empty() && table->pmu.unmatched.empty())) return false;
-    read_leaves(table->pmu);
-    Match verdict = detail::probe_with_table(cpu_, table->pmu, name);
-    if (verdict.matched()) return false;
-    skipped_.push_back({lib, name, std::move(verdict)});
-    refused_[i] = true;
-    return true;
-  }
-};
-
 // Each backend library's data and verdict, in the order of `loads`, into impl.candidates.
-std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads, Preselection& pre,
+std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads, detail::Preselection& pre,
                                    detail::HalImpl& impl) {
   std::vector<Probed> probed;
   for (const auto& p : loads) {
@@ -197,7 +73,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
       if (auto* s = pre.skipped(p.status.file)) {
         impl.candidates.push_back({s->name, s->verdict});
       } else {
-        const std::string name = library_name(p.status.file);
+        const std::string name = detail::library_name(p.status.file);
         impl.candidates.push_back(
             {name, Match{0, fmt::format("not loaded: backend = \"{}\" is named ({})", pre.config().backend,
                                         origin_of(pre.config(), "backend")),
@@ -211,7 +87,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
     b.load = &p;
     Candidate c{p.backend->name, {}};
     try {
-      b.data = data_file(p.backend->name, p.backend->file);
+      b.data = detail::data_file(p.backend->name, p.backend->file);
       b.catalog.load(b.data, p.backend->name);
       if (b.catalog.files().empty())
         throw Error(errc::invalid_argument,
@@ -253,7 +129,7 @@ Hal Hal::open(const Config& config) {
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
   dirs.push_back(default_paths().plugins);
-  Preselection pre(config, impl->cpu, dirs);
+  detail::Preselection pre(config, impl->cpu, dirs);
   impl->plugins = std::make_shared<detail::PluginSet>(
       detail::load_plugins(dirs, [&pre](const std::filesystem::path& lib) { return pre.load(lib); },
                            [&pre](const std::filesystem::path& lib) { return pre.pass_over(lib); }));

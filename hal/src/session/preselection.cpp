@@ -1,0 +1,232 @@
+#include "preselection.hpp"
+
+#include "bundled.hpp"
+#include "catalog_cache.hpp"
+#include "cpu_native.hpp"
+#include "plugins.hpp"
+#include "probe_index.hpp"
+#include "root_safety.hpp"
+
+#include <pmc/error.hpp>
+
+#include <fmt/format.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+#include <exception>
+
+namespace pmc::detail {
+
+namespace {
+
+// dir + "/" + name as text (std::filesystem::path's operator/ splits both into components).
+std::string joined(std::string_view dir, std::string_view name) {
+  std::string out(dir);
+  if (!out.empty() && out.back() != '/') out += '/';
+  return out.append(name);
+}
+
+}  // namespace
+
+std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin) {
+  struct stat st {};
+  const std::string& lib = plugin.native();
+  const std::size_t slash = lib.rfind('/');
+  const std::string file = name + ".toml";
+  const std::string beside = slash == std::string::npos ? file : joined(std::string_view(lib).substr(0, slash + 1), file);
+  if (scoped_stat(beside, st) == 0 && S_ISREG(st.st_mode)) return beside;
+  const std::string installed = joined(paths().events.native(), file);
+  if (scoped_stat(installed, st) == 0 && S_ISREG(st.st_mode)) return installed;
+  throw Error(errc::not_found,
+              fmt::format("backend '{}' has no data file: neither {} nor {} exists", name, beside, installed));
+}
+
+std::string library_name(const std::filesystem::path& lib) {
+  // The file name's stem, as std::filesystem::path::stem() gives it.
+  const std::string& p = lib.native();
+  const std::size_t slash = p.rfind('/');
+  std::string name = slash == std::string::npos ? p : p.substr(slash + 1);
+  if (const std::size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0) name.erase(dot);
+  if (name.starts_with("lib")) name.erase(0, 3);
+  return name;
+}
+
+namespace {
+
+// What of the CPU a probe table can look at (probe_rule_matches, probe_subject), as text for
+// the record's key: the identification and every raw CPUID answer read so far.
+void append_cpu(std::string& key, const CpuInfo& cpu) {
+  auto number = [&key](std::uint64_t v) {
+    char digits[24];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v, 16);
+    (void)ec;
+    key.append(digits, static_cast<std::size_t>(end - digits));
+    key += ' ';
+  };
+  key.append("cpu\t").append(cpu.vendor).append("\t").append(cpu.brand).append("\t");
+  for (std::uint64_t v : {std::uint64_t{static_cast<std::uint8_t>(cpu.isa)}, std::uint64_t{cpu.family},
+                          std::uint64_t{cpu.model}, std::uint64_t{cpu.stepping}, std::uint64_t{cpu.arm.part},
+                          std::uint64_t{cpu.arm.variant}, std::uint64_t{cpu.arm.revision}})
+    number(v);
+  key += '\n';
+  for (const auto& [at, r] : cpu.raw.all()) {
+    for (std::uint64_t v : {at.first, at.second, r.eax, r.ebx, r.ecx, r.edx}) number(v);
+    key += '\n';
+  }
+}
+
+}  // namespace
+
+Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector<std::filesystem::path>& dirs)
+    : config_(config), cpu_(cpu) {
+  if (config.backend != "auto") return;
+  namespace fs = std::filesystem;
+  std::vector<std::pair<fs::path, std::string>> files;
+  std::vector<fs::path> paths;
+  std::string what = fmt::format("pmc-probe-verdicts 1 {}", sizeof(ProbeRule));
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    std::vector<fs::path> libs;
+    if (const auto names = list_directory(dir.native(), ec))  // sorted
+      for (const std::string& n : *names)
+        if (n.size() > 6 && n.starts_with("lib") && n.ends_with(".so")) libs.push_back(dir / n);
+    for (const auto& lib : libs) {
+      const std::string name = library_name(lib);
+      if (name.ends_with("-model")) continue;  // a device model's library
+      try {
+        files.emplace_back(data_file(name, lib), name);
+        paths.push_back(files.back().first);
+        libs_.push_back(lib);
+        what.append(" ").append(name);
+      } catch (const std::exception&) {  // no data file: the library is loaded and says so
+      }
+    }
+  }
+  what += '\n';
+  append_cpu(what, cpu_);
+  const std::string key = ParseCache::key(what, paths);
+  asked_.assign(libs_.size(), false);
+  if (!key.empty() && restore(key, libs_.size())) return;
+  evaluate(files, key);
+}
+
+Preselection::~Preselection() = default;
+
+void Preselection::evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files,
+                            const std::string& key) {
+  const std::vector<std::optional<ProbeSummary>> tables = probe_summaries(files);
+  verdicts_.assign(libs_.size(), {});
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves;  // those the tables name
+  for (std::size_t i = 0; i < libs_.size(); ++i) {
+    const auto& table = tables[i];
+    if (!table || table->backend != files[i].second || (table->pmu.probe.empty() && table->pmu.unmatched.empty()))
+      continue;
+    read_leaves(table->pmu);
+    for (const ProbeRule& r : table->pmu.probe)
+      for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
+        for (const CpuidField& f : *fields) leaves.emplace_back(f.leaf, f.subleaf);
+    Match m = probe_with_table(cpu_, table->pmu, files[i].second);
+    verdicts_[i].refused = !m.matched();
+    verdicts_[i].match = std::move(m);
+  }
+  if (key.empty()) return;
+  std::sort(leaves.begin(), leaves.end());
+  leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+  Writer w;
+  w.u32(static_cast<std::uint32_t>(leaves.size()));
+  for (const auto& [leaf, subleaf] : leaves) {
+    const std::optional<CpuidRegs> r = cpu_.raw.get(leaf, subleaf);
+    w.u32(leaf);
+    w.u32(subleaf);
+    w.b(r.has_value());
+    const CpuidRegs v = r.value_or(CpuidRegs{});
+    for (std::uint32_t x : {v.eax, v.ebx, v.ecx, v.edx}) w.u32(x);
+  }
+  w.u32(static_cast<std::uint32_t>(verdicts_.size()));
+  for (const Verdict& v : verdicts_) {
+    w.b(v.refused);
+    w.u32(static_cast<std::uint32_t>(v.match.score));
+    w.str(v.match.reason);
+    w.str(v.match.cpu_tag);
+    w.str(v.match.part);
+  }
+  ParseCache::store(key, w.out);
+}
+
+bool Preselection::restore(const std::string& key, std::size_t expected) {
+  const std::optional<std::string> bytes = ParseCache::load(key);
+  if (!bytes) return false;
+  try {
+    Reader r{bytes->data(), bytes->data() + bytes->size()};
+    for (std::size_t n = r.count(); n > 0; --n) {
+      const std::uint32_t leaf = r.u32(), subleaf = r.u32();
+      const bool present = r.b();
+      CpuidRegs v;
+      for (std::uint32_t* x : {&v.eax, &v.ebx, &v.ecx, &v.edx}) *x = r.u32();
+      read_native_leaf(cpu_, leaf, subleaf);
+      const std::optional<CpuidRegs> now = cpu_.raw.get(leaf, subleaf);
+      if (now.has_value() != present || (present && !(*now == v))) return false;  // another CPU answers
+    }
+    std::vector<Verdict> verdicts(r.count());
+    if (verdicts.size() != expected) return false;
+    for (Verdict& v : verdicts) {
+      v.refused = r.b();
+      v.match.score = static_cast<int>(r.u32());
+      v.match.reason = r.str();
+      v.match.cpu_tag = r.str();
+      v.match.part = r.str();
+    }
+    if (r.p != r.end) return false;
+    verdicts_ = std::move(verdicts);
+  } catch (const std::exception&) {  // a damaged record: evaluate the tables
+    return false;
+  }
+  return true;
+}
+
+bool Preselection::load(const std::filesystem::path& lib) {
+  const std::string name = library_name(lib);
+  if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
+  seen_.push_back(name);
+  if (config_.backend != "auto") return name == config_.backend;
+  return !refused(lib, name);
+}
+
+std::optional<PluginKind> Preselection::pass_over(const std::filesystem::path& lib) {
+  const std::string name = library_name(lib);
+  if (name.ends_with("-model")) return PluginKind::model;
+  if (config_.backend != "auto" || std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return std::nullopt;
+  if (!refused(lib, name)) return std::nullopt;
+  seen_.push_back(name);
+  return PluginKind::backend;
+}
+
+void Preselection::read_leaves(const PmuDescription& pmu) {
+  for (const ProbeRule& r : pmu.probe)
+    for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
+      for (const CpuidField& f : *fields) read_native_leaf(cpu_, f.leaf, f.subleaf);
+}
+
+const Preselection::Skipped* Preselection::skipped(const std::filesystem::path& lib) const {
+  for (const Skipped& s : skipped_)
+    if (s.lib.native() == lib.native()) return &s;
+  return nullptr;
+}
+
+bool Preselection::refused(const std::filesystem::path& lib, const std::string& name) {
+  const auto at = std::find_if(libs_.begin(), libs_.end(),
+                               [&lib](const std::filesystem::path& l) { return l.native() == lib.native(); });
+  if (at == libs_.end()) return false;
+  const auto i = static_cast<std::size_t>(at - libs_.begin());
+  if (!verdicts_[i].refused) return false;
+  if (!asked_[i]) {
+    asked_[i] = true;
+    skipped_.push_back({lib, name, verdicts_[i].match});
+  }
+  return true;
+}
+
+}  // namespace pmc::detail

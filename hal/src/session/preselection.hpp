@@ -1,0 +1,91 @@
+// Which backend libraries Hal::open loads (hal/src/session/hal.cpp). A backend's data file
+// (<name>.toml for lib<name>.so) holds its probe table, so whether it can match this CPU is known
+// before its library is loaded (docs/writing-a-backend.md "Probing"): with backend = "auto", a
+// library is loaded when its table has a rule that matches the CPU and does not refuse it, or
+// when its data has no table to say (probed by code alone); with a backend named, only the
+// library of that name. The others stay unloaded, and a backend that was not loaded gets its
+// table's verdict. Whatever this cannot tell (no data file by that name, a name seen twice) is
+// loaded, as before.
+//
+// The verdicts of every table on one CPU are one parse-cache record, keyed by the data files and
+// by everything of the CPU a table can look at (its identification and raw CPUID answers); the
+// leaves the tables name beyond the native reading are read and compared with the record's. Only
+// when that record is missing or stale are the tables themselves read (probe_index.hpp) and
+// evaluated.
+#pragma once
+
+#include <pmc/config.hpp>
+#include <pmc/cpu.hpp>
+#include <pmc/plugin.hpp>
+#include <pmc/pmu.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pmc::detail {
+
+struct ProbeSummary;
+
+// A backend's data file, <name>.toml: next to its plugin, else in the installed events directory.
+// Throws not_found naming both places.
+std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin);
+
+// The backend a library is named for: "NAME" for libNAME.so (the file name a backend's data file
+// <name>.toml goes with).
+std::string library_name(const std::filesystem::path& lib);
+
+class Preselection {
+ public:
+  Preselection(const Config& config, CpuInfo& cpu, const std::vector<std::filesystem::path>& dirs);
+  ~Preselection();
+  Preselection(const Preselection&) = delete;
+  Preselection& operator=(const Preselection&) = delete;
+
+  // Whether load_plugins opens this library.
+  bool load(const std::filesystem::path& lib);
+
+  // What Hal::open knows of a library without opening it: one named lib<name>-model.so is a
+  // device model's, loaded when a model is needed; a backend's whose probe table refuses this
+  // CPU is not loaded (plugins() loads it). Their checks run when they are loaded.
+  std::optional<PluginKind> pass_over(const std::filesystem::path& lib);
+
+  // The native reading has the leaves the library reads; a probe table may name others.
+  void read_leaves(const PmuDescription& pmu);
+
+  struct Skipped {
+    std::filesystem::path lib;
+    std::string name;
+    Match verdict;
+  };
+  // The table's verdict on a library that was not loaded, or null.
+  const Skipped* skipped(const std::filesystem::path& lib) const;
+  const CpuInfo& cpu() const { return cpu_; }
+  const Config& config() const { return config_; }
+
+ private:
+  // A table's verdict: refused (with the reason), or not (matched, or no table to tell).
+  struct Verdict {
+    bool refused = false;
+    Match match;
+  };
+
+  const Config& config_;
+  CpuInfo& cpu_;
+  std::vector<std::filesystem::path> libs_;  // the backend libraries with a data file, in order
+  std::vector<Verdict> verdicts_;            // per entry of libs_
+  std::vector<std::string> seen_;
+  std::vector<Skipped> skipped_;
+  std::vector<bool> asked_;  // per entry of libs_: its verdict has been taken
+
+  // The verdicts from the tables themselves (and the record written for the next open).
+  void evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files, const std::string& key);
+  // The verdicts from the record under key, when it is there and the CPU answers as it says.
+  bool restore(const std::string& key, std::size_t expected);
+  // Whether the table of a library in libs_ refuses this CPU (recorded in skipped_); false for a
+  // library it cannot tell about.
+  bool refused(const std::filesystem::path& lib, const std::string& name);
+};
+
+}  // namespace pmc::detail
