@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <charconv>
@@ -31,14 +32,15 @@ void Access::read_counts(std::span<Count> out) {
 
 PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
   PerfPmuFacts f;
-  const auto devices = sysfs_root / "bus" / "event_source" / "devices";
-  f.directory = (devices / "cpu").string();
+  const std::string devices = (sysfs_root / "bus" / "event_source" / "devices").native();
+  f.directory = devices + "/cpu";
   for (const char* name : {"cpu", "cpu_core", "cpu_atom"}) {
-    std::error_code ec;
-    if (!std::filesystem::exists(devices / name, ec)) continue;
+    const std::string dir = devices + "/" + name;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) continue;
     f.exposed = true;
-    f.directory = (devices / name).string();
-    std::ifstream in(devices / name / "type");
+    f.directory = dir;
+    std::ifstream in(dir + "/type");
     std::getline(in, f.type);
     break;
   }

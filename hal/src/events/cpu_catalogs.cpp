@@ -211,6 +211,12 @@ std::optional<std::vector<CpuCatalogFile>> decode_match(const std::string& bytes
   }
 }
 
+// (scoped_stat: Hal::open asks of the same directory more than once.)
+bool a_directory(const fs::path& dir) {
+  struct stat st {};
+  return scoped_stat(dir, st) == 0 && S_ISDIR(st.st_mode);
+}
+
 }  // namespace
 
 std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_view backend, const CpuInfo& cpu) {
@@ -222,8 +228,8 @@ std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_vi
     if (auto payload = ParseCache::load(key))
       if (auto files = decode_match(*payload)) return std::move(*files);
   std::vector<CpuCatalogFile> out;
+  if (!a_directory(cpu_dir)) return out;
   std::error_code ec;
-  if (!fs::is_directory(cpu_dir, ec)) return out;
   const std::vector<fs::path> indexes = index_files(cpu_dir);
   for (const auto& index : indexes)
     for (const auto& row : read_cpu_index(index, backend)) {
@@ -241,8 +247,7 @@ std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_vi
 
 std::vector<HybridPartFile> hybrid_parts(const fs::path& cpu_dir, std::string_view backend, const CpuInfo& cpu) {
   std::vector<HybridPartFile> out;
-  std::error_code ec;
-  if (cpu.core_type == 0 || !fs::is_directory(cpu_dir, ec)) return out;
+  if (cpu.core_type == 0 || !a_directory(cpu_dir)) return out;
   for (const auto& index : index_files(cpu_dir))
     for (const auto& row : read_cpu_index(index, backend)) {
       if (!row.core_type || !probe_rule_matches(row.rule, cpu)) continue;

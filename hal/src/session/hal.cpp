@@ -13,6 +13,8 @@
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -152,7 +154,7 @@ Hal Hal::open(const Config& config) {
   }
   const std::vector<detail::PluginLoad>& loads = every ? impl->plugins->all() : impl->plugins->as_opened();
 
-  const Probed* chosen = nullptr;
+  Probed* chosen = nullptr;
   const Candidate* verdict = nullptr;
   if (config.backend == "auto") {
     int best = 0;
@@ -199,10 +201,14 @@ Hal Hal::open(const Config& config) {
     // The data file's events, more beside it (<name>/*.toml), then the files of <name>/cpu/
     // whose index rows match the CPU, then the operator's events_path.
     const auto extra = chosen->data.parent_path() / ctx->loaded->name;
-    std::error_code ec;
-    const bool has_extra = std::filesystem::is_directory(extra, ec);
+    struct stat st {};
+    const bool has_extra = detail::scoped_stat(extra, st) == 0 && S_ISDIR(st.st_mode);
+    // A hybrid CPU: each other core type's events and PMU, as on a core of that type (below).
+    const std::vector<detail::HybridPartFile> hybrid =
+        has_extra ? detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu) : std::vector<detail::HybridPartFile>{};
     auto catalog_for = [&](const CpuInfo& cpu, std::vector<std::string>* shown) {
-      EventCatalog c = chosen->catalog;
+      // The data file's catalog is copied while another part's catalog is still to be made.
+      EventCatalog c = hybrid.empty() ? std::move(chosen->catalog) : chosen->catalog;
       if (has_extra) {
         c.load(extra, ctx->loaded->name);
         // (A native reading holds leaf 1AH, the core type and native model rows may name.)
@@ -216,21 +222,19 @@ Hal Hal::open(const Config& config) {
     };
     ctx->catalog = catalog_for(impl->cpu, &impl->info.cpu_catalogs);
     ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
-    // A hybrid CPU: each other core type's events and PMU, as on a core of that type.
-    if (has_extra)
-      for (const auto& f : detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu)) {
-        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
-        part.cpu.core_type = f.core_type;
-        part.cpu.native_model = f.native_model;
-        if (!f.own) {
-          part.catalog = catalog_for(part.cpu, nullptr);
-          part.pmu = ctx->backend().pmu(part.cpu, part.catalog, verdict->match);
-        }
-        // This CPU's own part first.
-        impl->info.hybrid.insert(f.own ? impl->info.hybrid.begin() : impl->info.hybrid.end(),
-                                 {f.name, f.perf_pmu, f.core_type, f.shown, f.own});
-        ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
+    for (const auto& f : hybrid) {
+      detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
+      part.cpu.core_type = f.core_type;
+      part.cpu.native_model = f.native_model;
+      if (!f.own) {
+        part.catalog = catalog_for(part.cpu, nullptr);
+        part.pmu = ctx->backend().pmu(part.cpu, part.catalog, verdict->match);
       }
+      // This CPU's own part first.
+      impl->info.hybrid.insert(f.own ? impl->info.hybrid.begin() : impl->info.hybrid.end(),
+                               {f.name, f.perf_pmu, f.core_type, f.shown, f.own});
+      ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
+    }
     ctx->models = impl->models;
     ctx->why = impl->why;
     ctx->plugins = impl->plugins;
