@@ -11,6 +11,12 @@
 
 namespace pmc::detail {
 
+void Context::ensure() const {
+  if (!complete) return;
+  // Contexts are made mutable (std::make_shared<Context>) and shared as const once opened.
+  std::call_once(completed, [this] { complete(const_cast<Context&>(*this)); });
+}
+
 const CorePart* Context::part(std::string_view pmu_name) const {
   for (const CorePart& p : parts)
     if (iequal(p.name, pmu_name) || (!p.perf_pmu.empty() && iequal(p.perf_pmu, pmu_name))) return &p;

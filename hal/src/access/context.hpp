@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,8 +53,15 @@ struct WorkloadDefaults {
 struct Context {
   std::shared_ptr<LoadedBackend> loaded;  // null: no backend (HAL events only)
   CpuInfo cpu;
-  PmuInfo pmu;
-  EventCatalog catalog;
+  PmuInfo pmu;           // valid after ensure()
+  EventCatalog catalog;  // valid after ensure()
+  // Hal::open leaves the catalog and the PMU (each hybrid part's too) to this, run once at their
+  // first use, ensure(): a HAL opened to ask what it is reads no events file. A failure (an
+  // events file that cannot be read, a backend refusing its PMU) is thrown there, and again at
+  // the next use. Null: they are filled already.
+  std::function<void(Context&)> complete;
+  void ensure() const;
+  mutable std::once_flag completed;
   AccessKind access = AccessKind::sim;
   std::string access_reason;  // why that one
   std::string why;     // why this backend, or why none (for "needs a backend" errors)
@@ -64,11 +72,15 @@ struct Context {
     return plugins ? plugins->profiling_backends() : std::vector<std::string>{};
   }
   [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
-  [[nodiscard]] PmuContext pmu_context() const { return PmuContext{cpu, pmu, catalog}; }
+  [[nodiscard]] PmuContext pmu_context() const {
+    ensure();
+    return PmuContext{cpu, pmu, catalog};
+  }
   // Hybrid CPUs: every core type, this CPU's own part first; empty otherwise.
   std::vector<CorePart> parts;
   // A part's CPU, PMU and events (the Context's own for the part the CPU was read on).
   [[nodiscard]] PmuContext pmu_context(const CorePart& p) const {
+    ensure();
     return p.own ? pmu_context() : PmuContext{p.cpu, p.pmu, p.catalog};
   }
   // The part a `PMU::` prefix names (its name or Linux perf's), or null: not a part.

@@ -199,42 +199,72 @@ Hal Hal::open(const Config& config) {
     ctx->loaded = chosen->load->backend;
     ctx->cpu = impl->cpu;
     // The data file's events, more beside it (<name>/*.toml), then the files of <name>/cpu/
-    // whose index rows match the CPU, then the operator's events_path.
+    // whose index rows match the CPU, then the operator's events_path: loaded at the first use
+    // (Context::ensure). Which files of cpu/ they are is known now (BackendInfo names them).
     const auto extra = chosen->data.parent_path() / ctx->loaded->name;
     struct stat st {};
     const bool has_extra = detail::scoped_stat(extra, st) == 0 && S_ISDIR(st.st_mode);
-    // A hybrid CPU: each other core type's events and PMU, as on a core of that type (below).
-    const std::vector<detail::HybridPartFile> hybrid =
-        has_extra ? detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu) : std::vector<detail::HybridPartFile>{};
-    auto catalog_for = [&](const CpuInfo& cpu, std::vector<std::string>* shown) {
-      // The data file's catalog is copied while another part's catalog is still to be made.
-      EventCatalog c = hybrid.empty() ? std::move(chosen->catalog) : chosen->catalog;
-      if (has_extra) {
-        c.load(extra, ctx->loaded->name);
-        // (A native reading holds leaf 1AH, the core type and native model rows may name.)
-        for (const auto& f : detail::cpu_catalogs(extra / "cpu", ctx->loaded->name, cpu)) {
-          c.load(f.path, ctx->loaded->name);
-          if (shown) shown->push_back(f.shown);
+    std::vector<std::filesystem::path> own_files;
+    if (has_extra)
+      for (const auto& f : detail::cpu_catalogs(extra / "cpu", ctx->loaded->name, impl->cpu)) {
+        own_files.push_back(f.path);
+        impl->info.cpu_catalogs.push_back(f.shown);
+      }
+    // A hybrid CPU: each other core type's events and PMU, as on a core of that type.
+    if (has_extra)
+      for (const auto& f : detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu)) {
+        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
+        part.cpu.core_type = f.core_type;
+        part.cpu.native_model = f.native_model;
+        // This CPU's own part first.
+        impl->info.hybrid.insert(f.own ? impl->info.hybrid.begin() : impl->info.hybrid.end(),
+                                 {f.name, f.perf_pmu, f.core_type, f.shown, f.own});
+        ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
+      }
+    impl->info.description = chosen->catalog.description();  // the data file's (the first file's wins)
+    ctx->complete = [data = std::move(chosen->catalog), extra = has_extra ? extra : std::filesystem::path(),
+                     own_files = std::move(own_files), events_path = config.events_path,
+                     match = verdict->match](detail::Context& c) {
+      const detail::RootCheckScope scope;  // as in open(): each directory checked once
+      const std::string& name = c.loaded->name;
+      auto catalog_for = [&](const CpuInfo& cpu, const std::vector<std::filesystem::path>* files) {
+        EventCatalog cat = data;  // copied: a failure leaves the data file's for the next try
+        if (!extra.empty()) {
+          cat.load(extra, name);
+          if (files) {
+            for (const auto& f : *files) cat.load(f, name);
+          } else {
+            // (A native reading holds leaf 1AH, the core type and native model rows may name.)
+            for (const auto& f : detail::cpu_catalogs(extra / "cpu", name, cpu)) cat.load(f.path, name);
+          }
         }
+        for (const auto& p : events_path) cat.load(p, name);
+        return cat;
+      };
+      EventCatalog catalog = catalog_for(c.cpu, &own_files);
+      PmuInfo pmu = c.backend().pmu(c.cpu, catalog, match);
+      std::vector<std::pair<EventCatalog, PmuInfo>> parts;
+      for (const detail::CorePart& part : c.parts) {
+        if (part.own) {
+          parts.emplace_back();
+          continue;
+        }
+        EventCatalog part_catalog = catalog_for(part.cpu, nullptr);
+        PmuInfo part_pmu = c.backend().pmu(part.cpu, part_catalog, match);
+        parts.emplace_back(std::move(part_catalog), std::move(part_pmu));
       }
-      for (const auto& p : config.events_path) c.load(p, ctx->loaded->name);
-      return c;
+      // Nothing is changed until everything is made.
+      c.catalog = std::move(catalog);
+      c.pmu = std::move(pmu);
+      for (std::size_t i = 0; i < parts.size(); ++i)
+        if (!c.parts[i].own) {
+          c.parts[i].catalog = std::move(parts[i].first);
+          c.parts[i].pmu = std::move(parts[i].second);
+        }
     };
-    ctx->catalog = catalog_for(impl->cpu, &impl->info.cpu_catalogs);
-    ctx->pmu = ctx->backend().pmu(impl->cpu, ctx->catalog, verdict->match);
-    for (const auto& f : hybrid) {
-      detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
-      part.cpu.core_type = f.core_type;
-      part.cpu.native_model = f.native_model;
-      if (!f.own) {
-        part.catalog = catalog_for(part.cpu, nullptr);
-        part.pmu = ctx->backend().pmu(part.cpu, part.catalog, verdict->match);
-      }
-      // This CPU's own part first.
-      impl->info.hybrid.insert(f.own ? impl->info.hybrid.begin() : impl->info.hybrid.end(),
-                               {f.name, f.perf_pmu, f.core_type, f.shown, f.own});
-      ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
-    }
+    // The operator's own events files are read now: a mistake in one is the config's, reported
+    // when it is taken.
+    if (!config.events_path.empty()) ctx->ensure();
     ctx->models = impl->models;
     ctx->why = impl->why;
     ctx->plugins = impl->plugins;
@@ -245,7 +275,6 @@ Hal Hal::open(const Config& config) {
     ctx->access_reason = choice.reason;
     impl->access_reason = choice.reason;
     impl->info.name = ctx->loaded->name;
-    impl->info.description = ctx->catalog.description();
     impl->info.file = ctx->loaded->file;
     impl->info.data = chosen->data;
     impl->info.profiles = ctx->backend().profiling() != nullptr;
@@ -300,11 +329,13 @@ const BackendInfo& Hal::require_backend() const {
 
 const PmuInfo& Hal::pmu() const {
   (void)require_backend();
+  impl_->ctx->ensure();
   return impl_->ctx->pmu;
 }
 
 const EventCatalog& Hal::events() const {
   (void)require_backend();
+  impl_->ctx->ensure();
   return impl_->ctx->catalog;
 }
 

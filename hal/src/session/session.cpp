@@ -41,7 +41,9 @@ std::string profile_on_workload(const Context& ctx) {
 }  // namespace
 
 SessionImpl::SessionImpl(std::shared_ptr<const Context> context, Scope s, AccessOptions o)
-    : ctx(std::move(context)), scope(s), options(std::move(o)) {}
+    : ctx(std::move(context)), scope(s), options(std::move(o)) {
+  ctx->ensure();  // the catalog and the PMU Hal::open left to their first use
+}
 
 Device* SessionImpl::device() const { return registers_ ? registers_->device() : nullptr; }
 
