@@ -6,6 +6,7 @@
 // stderr only when PMC_DEBUG names "cache".
 #include "environment.hpp"
 #include "catalog_cache_file.hpp"
+#include "cpu_native.hpp"
 #include "root_safety.hpp"
 
 #include <boost/crc.hpp>
@@ -82,8 +83,12 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32c_instruction(std::uint32_t
 // guests), in every program that links pmchal, whether it checksums anything or not.
 bool has_crc32c_instruction() {
   static const bool has = [] {
+    // This machine's reading when it was made (Hal::open makes it first), else one CPUID of its
+    // own: every x86-64 CPU has leaf 1.
+    if (native_cpu_read())
+      if (const auto l1 = native_cpu().raw.get(1)) return (l1->ecx & bit_SSE4_2) != 0;
     unsigned a = 0, b = 0, c = 0, d = 0;
-    __cpuid(1, a, b, c, d);  // every x86-64 CPU has leaf 1 (one CPUID, not __get_cpuid's two)
+    __cpuid(1, a, b, c, d);
     return (c & bit_SSE4_2) != 0;
   }();
   return has;

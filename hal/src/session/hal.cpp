@@ -61,7 +61,9 @@ std::string origin_of(const Config& c, const std::string& key) {
 struct Probed {
   const detail::PluginLoad* load = nullptr;
   std::filesystem::path data;
-  EventCatalog catalog;
+  EventCatalog catalog;       // the data file's (read only when the probe was not kept)
+  bool has_catalog = false;
+  std::string description;    // the data file's
   std::string data_error;
 };
 
@@ -88,9 +90,24 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
     Probed b;
     b.load = &p;
     Candidate c{p.backend->name, {}};
+    // The probe an earlier open of the same library, data file and CPU kept: the data file is
+    // then read at the catalog's first use.
+    if (const detail::Preselection::Probe* kept = pre.probed(p.status.file)) {
+      try {
+        b.data = detail::data_file(p.backend->name, p.backend->file);
+        b.description = kept->description;
+        c.match = kept->match;
+        impl.candidates.push_back(std::move(c));
+        probed.push_back(std::move(b));
+        continue;
+      } catch (const std::exception&) {  // gone since: as below
+      }
+    }
     try {
       b.data = detail::data_file(p.backend->name, p.backend->file);
       b.catalog.load(b.data, p.backend->name);
+      b.has_catalog = true;
+      b.description = b.catalog.description();
       if (b.catalog.files().empty())
         throw Error(errc::invalid_argument,
                     fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')", b.data.string(),
@@ -103,6 +120,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
       pre.read_leaves(b.catalog.pmu());
       try {
         c.match = p.backend->backend->probe(pre.cpu(), b.catalog);
+        pre.remember(p.status.file, {c.match, b.description});
       } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
         c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}, {}};
       }
@@ -153,6 +171,7 @@ Hal Hal::open(const Config& config) {
     probed = probe_backends(impl->plugins->all(), pre, *impl);
   }
   const std::vector<detail::PluginLoad>& loads = every ? impl->plugins->all() : impl->plugins->as_opened();
+  pre.store();  // the verdicts and the probes, for the next open
 
   Probed* chosen = nullptr;
   const Candidate* verdict = nullptr;
@@ -221,12 +240,22 @@ Hal Hal::open(const Config& config) {
                                  {f.name, f.perf_pmu, f.core_type, f.shown, f.own});
         ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
       }
-    impl->info.description = chosen->catalog.description();  // the data file's (the first file's wins)
-    ctx->complete = [data = std::move(chosen->catalog), extra = has_extra ? extra : std::filesystem::path(),
-                     own_files = std::move(own_files), events_path = config.events_path,
-                     match = verdict->match](detail::Context& c) {
+    impl->info.description = chosen->description;  // the data file's (the first file's wins)
+    ctx->complete = [data = std::move(chosen->catalog), has_data = chosen->has_catalog, data_path = chosen->data,
+                     extra = has_extra ? extra : std::filesystem::path(), own_files = std::move(own_files),
+                     events_path = config.events_path, match = verdict->match](detail::Context& c) mutable {
       const detail::RootCheckScope scope;  // as in open(): each directory checked once
       const std::string& name = c.loaded->name;
+      if (!has_data) {  // the probe was kept from an earlier open: the data file is read now
+        EventCatalog d;
+        d.load(data_path, name);
+        if (d.files().empty())
+          throw Error(errc::invalid_argument,
+                      fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')",
+                                  data_path.string(), name));
+        data = std::move(d);
+        has_data = true;
+      }
       auto catalog_for = [&](const CpuInfo& cpu, const std::vector<std::filesystem::path>* files) {
         EventCatalog cat = data;  // copied: a failure leaves the data file's for the next try
         if (!extra.empty()) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -31,13 +32,16 @@ std::string joined(std::string_view dir, std::string_view name) {
 
 }  // namespace
 
-std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin) {
+std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin,
+                                const std::vector<std::string>* listing) {
   struct stat st {};
   const std::string& lib = plugin.native();
   const std::size_t slash = lib.rfind('/');
   const std::string file = name + ".toml";
   const std::string beside = slash == std::string::npos ? file : joined(std::string_view(lib).substr(0, slash + 1), file);
-  if (scoped_stat(beside, st) == 0 && S_ISREG(st.st_mode)) return beside;
+  if ((!listing || std::binary_search(listing->begin(), listing->end(), file)) && scoped_stat(beside, st) == 0 &&
+      S_ISREG(st.st_mode))
+    return beside;
   const std::string installed = joined(paths().events.native(), file);
   if (scoped_stat(installed, st) == 0 && S_ISREG(st.st_mode)) return installed;
   throw Error(errc::not_found,
@@ -78,6 +82,17 @@ void append_cpu(std::string& key, const CpuInfo& cpu) {
   }
 }
 
+// This library's file (the verdicts are its code's): its path as the dynamic loader has it.
+const std::string& own_library() {
+  static const std::string path = [] {
+    Dl_info info{};
+    return ::dladdr(reinterpret_cast<const void*>(&own_library), &info) != 0 && info.dli_fname
+               ? std::string(info.dli_fname)
+               : std::string();
+  }();
+  return path;
+}
+
 }  // namespace
 
 Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector<std::filesystem::path>& dirs)
@@ -85,41 +100,42 @@ Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector
   if (config.backend != "auto") return;
   namespace fs = std::filesystem;
   std::vector<std::pair<fs::path, std::string>> files;
-  std::vector<fs::path> paths;
-  std::string what = fmt::format("pmc-probe-verdicts 1 {}", sizeof(ProbeRule));
+  std::vector<fs::path> paths;  // the record depends on: the data files, the libraries, this one
+  std::string what = fmt::format("pmc-probe-verdicts 2 {} {}", sizeof(ProbeRule), sizeof(Match));
   for (const auto& dir : dirs) {
     std::error_code ec;
     std::vector<fs::path> libs;
-    if (const auto names = list_directory(dir.native(), ec))  // sorted
+    const auto names = list_directory(dir.native(), ec);  // sorted
+    if (names)
       for (const std::string& n : *names)
         if (n.size() > 6 && n.starts_with("lib") && n.ends_with(".so")) libs.push_back(dir / n);
     for (const auto& lib : libs) {
       const std::string name = library_name(lib);
       if (name.ends_with("-model")) continue;  // a device model's library
       try {
-        files.emplace_back(data_file(name, lib), name);
+        files.emplace_back(data_file(name, lib, &*names), name);
         paths.push_back(files.back().first);
+        paths.push_back(lib);
         libs_.push_back(lib);
         what.append(" ").append(name);
       } catch (const std::exception&) {  // no data file: the library is loaded and says so
       }
     }
   }
+  if (const std::string& self = own_library(); !self.empty()) paths.emplace_back(self);
   what += '\n';
   append_cpu(what, cpu_);
-  const std::string key = ParseCache::key(what, paths);
+  key_ = ParseCache::key(what, paths);
   asked_.assign(libs_.size(), false);
-  if (!key.empty() && restore(key, libs_.size())) return;
-  evaluate(files, key);
+  if (!key_.empty() && restore(libs_.size())) return;
+  evaluate(files);
 }
 
 Preselection::~Preselection() = default;
 
-void Preselection::evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files,
-                            const std::string& key) {
+void Preselection::evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files) {
   const std::vector<std::optional<ProbeSummary>> tables = probe_summaries(files);
   verdicts_.assign(libs_.size(), {});
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves;  // those the tables name
   for (std::size_t i = 0; i < libs_.size(); ++i) {
     const auto& table = tables[i];
     if (!table || table->backend != files[i].second || (table->pmu.probe.empty() && table->pmu.unmatched.empty()))
@@ -127,17 +143,42 @@ void Preselection::evaluate(const std::vector<std::pair<std::filesystem::path, s
     read_leaves(table->pmu);
     for (const ProbeRule& r : table->pmu.probe)
       for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
-        for (const CpuidField& f : *fields) leaves.emplace_back(f.leaf, f.subleaf);
+        for (const CpuidField& f : *fields) leaves_.emplace_back(f.leaf, f.subleaf);
     Match m = probe_with_table(cpu_, table->pmu, files[i].second);
     verdicts_[i].refused = !m.matched();
     verdicts_[i].match = std::move(m);
   }
-  if (key.empty()) return;
-  std::sort(leaves.begin(), leaves.end());
-  leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+  std::sort(leaves_.begin(), leaves_.end());
+  leaves_.erase(std::unique(leaves_.begin(), leaves_.end()), leaves_.end());
+  dirty_ = !key_.empty();
+}
+
+namespace {
+
+void put_match(Writer& w, const Match& m) {
+  w.u32(static_cast<std::uint32_t>(m.score));
+  w.str(m.reason);
+  w.str(m.cpu_tag);
+  w.str(m.part);
+}
+
+Match get_match(Reader& r) {
+  Match m;
+  m.score = static_cast<int>(r.u32());
+  m.reason = r.str();
+  m.cpu_tag = r.str();
+  m.part = r.str();
+  return m;
+}
+
+}  // namespace
+
+void Preselection::store() {
+  if (!dirty_) return;
+  dirty_ = false;
   Writer w;
-  w.u32(static_cast<std::uint32_t>(leaves.size()));
-  for (const auto& [leaf, subleaf] : leaves) {
+  w.u32(static_cast<std::uint32_t>(leaves_.size()));
+  for (const auto& [leaf, subleaf] : leaves_) {
     const std::optional<CpuidRegs> r = cpu_.raw.get(leaf, subleaf);
     w.u32(leaf);
     w.u32(subleaf);
@@ -148,21 +189,25 @@ void Preselection::evaluate(const std::vector<std::pair<std::filesystem::path, s
   w.u32(static_cast<std::uint32_t>(verdicts_.size()));
   for (const Verdict& v : verdicts_) {
     w.b(v.refused);
-    w.u32(static_cast<std::uint32_t>(v.match.score));
-    w.str(v.match.reason);
-    w.str(v.match.cpu_tag);
-    w.str(v.match.part);
+    put_match(w, v.match);
+    w.b(v.probe.has_value());
+    if (v.probe) {
+      put_match(w, v.probe->match);
+      w.str(v.probe->description);
+    }
   }
-  ParseCache::store(key, w.out);
+  ParseCache::store(key_, w.out);
 }
 
-bool Preselection::restore(const std::string& key, std::size_t expected) {
-  const std::optional<std::string> bytes = ParseCache::load(key);
+bool Preselection::restore(std::size_t expected) {
+  const std::optional<std::string> bytes = ParseCache::load(key_);
   if (!bytes) return false;
   try {
     Reader r{bytes->data(), bytes->data() + bytes->size()};
-    for (std::size_t n = r.count(); n > 0; --n) {
-      const std::uint32_t leaf = r.u32(), subleaf = r.u32();
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves(r.count());
+    for (auto& [leaf, subleaf] : leaves) {
+      leaf = r.u32();
+      subleaf = r.u32();
       const bool present = r.b();
       CpuidRegs v;
       for (std::uint32_t* x : {&v.eax, &v.ebx, &v.ecx, &v.edx}) *x = r.u32();
@@ -174,17 +219,40 @@ bool Preselection::restore(const std::string& key, std::size_t expected) {
     if (verdicts.size() != expected) return false;
     for (Verdict& v : verdicts) {
       v.refused = r.b();
-      v.match.score = static_cast<int>(r.u32());
-      v.match.reason = r.str();
-      v.match.cpu_tag = r.str();
-      v.match.part = r.str();
+      v.match = get_match(r);
+      if (r.b()) {
+        Probe p;
+        p.match = get_match(r);
+        p.description = r.str();
+        v.probe = std::move(p);
+      }
     }
     if (r.p != r.end) return false;
     verdicts_ = std::move(verdicts);
+    leaves_ = std::move(leaves);
   } catch (const std::exception&) {  // a damaged record: evaluate the tables
     return false;
   }
   return true;
+}
+
+std::optional<std::size_t> Preselection::index_of(const std::filesystem::path& lib) const {
+  const auto at = std::find_if(libs_.begin(), libs_.end(),
+                               [&lib](const std::filesystem::path& l) { return l.native() == lib.native(); });
+  if (at == libs_.end() || verdicts_.empty()) return std::nullopt;
+  return static_cast<std::size_t>(at - libs_.begin());
+}
+
+const Preselection::Probe* Preselection::probed(const std::filesystem::path& lib) const {
+  const auto i = index_of(lib);
+  return i && verdicts_[*i].probe ? &*verdicts_[*i].probe : nullptr;
+}
+
+void Preselection::remember(const std::filesystem::path& lib, Probe probe) {
+  const auto i = index_of(lib);
+  if (!i || key_.empty()) return;
+  verdicts_[*i].probe = std::move(probe);
+  dirty_ = true;
 }
 
 bool Preselection::load(const std::filesystem::path& lib) {
@@ -217,14 +285,11 @@ const Preselection::Skipped* Preselection::skipped(const std::filesystem::path& 
 }
 
 bool Preselection::refused(const std::filesystem::path& lib, const std::string& name) {
-  const auto at = std::find_if(libs_.begin(), libs_.end(),
-                               [&lib](const std::filesystem::path& l) { return l.native() == lib.native(); });
-  if (at == libs_.end()) return false;
-  const auto i = static_cast<std::size_t>(at - libs_.begin());
-  if (!verdicts_[i].refused) return false;
-  if (!asked_[i]) {
-    asked_[i] = true;
-    skipped_.push_back({lib, name, verdicts_[i].match});
+  const auto i = index_of(lib);
+  if (!i || !verdicts_[*i].refused) return false;
+  if (!asked_[*i]) {
+    asked_[*i] = true;
+    skipped_.push_back({lib, name, verdicts_[*i].match});
   }
   return true;
 }

@@ -19,6 +19,7 @@
 #include <pmc/plugin.hpp>
 #include <pmc/pmu.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,8 +30,10 @@ namespace pmc::detail {
 struct ProbeSummary;
 
 // A backend's data file, <name>.toml: next to its plugin, else in the installed events directory.
-// Throws not_found naming both places.
-std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin);
+// Throws not_found naming both places. `listing`: the plugin's directory's names, sorted, when
+// known (a name not there is not looked for there).
+std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin,
+                                const std::vector<std::string>* listing = nullptr);
 
 // The backend a library is named for: "NAME" for libNAME.so (the file name a backend's data file
 // <name>.toml goes with).
@@ -61,14 +64,28 @@ class Preselection {
   };
   // The table's verdict on a library that was not loaded, or null.
   const Skipped* skipped(const std::filesystem::path& lib) const;
+
+  // A loaded backend's own probe (Backend::probe) and its data file's description, as the record
+  // keeps them from an earlier open of the same library, data file and CPU; null when unknown.
+  struct Probe {
+    Match match;
+    std::string description;
+  };
+  const Probe* probed(const std::filesystem::path& lib) const;
+  // What a loaded backend's probe said, for the record (written by store()).
+  void remember(const std::filesystem::path& lib, Probe probe);
+  // Writes the record when it was missing, stale, or lacks a probe remembered since.
+  void store();
   const CpuInfo& cpu() const { return cpu_; }
   const Config& config() const { return config_; }
 
  private:
-  // A table's verdict: refused (with the reason), or not (matched, or no table to tell).
+  // A table's verdict: refused (with the reason), or not (matched, or no table to tell); and the
+  // backend's own probe once it has been loaded and asked.
   struct Verdict {
     bool refused = false;
     Match match;
+    std::optional<Probe> probe;
   };
 
   const Config& config_;
@@ -78,11 +95,16 @@ class Preselection {
   std::vector<std::string> seen_;
   std::vector<Skipped> skipped_;
   std::vector<bool> asked_;  // per entry of libs_: its verdict has been taken
+  std::string key_;          // the record's ("": no parse cache)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves_;  // the leaves the tables name
+  bool dirty_ = false;       // the record is to be written
+
+  std::optional<std::size_t> index_of(const std::filesystem::path& lib) const;
 
   // The verdicts from the tables themselves (and the record written for the next open).
-  void evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files, const std::string& key);
-  // The verdicts from the record under key, when it is there and the CPU answers as it says.
-  bool restore(const std::string& key, std::size_t expected);
+  void evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
+  // The verdicts from the record, when it is there and the CPU answers as it says.
+  bool restore(std::size_t expected);
   // Whether the table of a library in libs_ refuses this CPU (recorded in skipped_); false for a
   // library it cannot tell about.
   bool refused(const std::filesystem::path& lib, const std::string& name);

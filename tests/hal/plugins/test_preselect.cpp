@@ -125,28 +125,29 @@ BOOST_FIXTURE_TEST_CASE(a_second_listing_loads_no_library_it_does_not_need, pmc_
   BOOST_TEST(mapped(traced, "libp6-model.so"), traced.err.substr(0, 2000));
 }
 
-// The tables' verdicts on a CPU are kept (one parse-cache record per CPU and set of data files):
-// CPUs taken in turn with one cache get the verdicts and the backend that a cache of their own
-// gives them, so a record is never taken for another CPU's.
+// The tables' verdicts on a CPU, and the loaded backend's own probe, are kept (one parse-cache
+// record per CPU, set of data files and libraries): CPUs taken in turn with one cache get the
+// verdicts, the backend, its reason and its PMU that a cache of their own gives them, so a
+// record is never taken for another CPU's. (A record is checked twice: it is keyed by the CPU,
+// and the CPUID leaves the tables name are compared with the record's.)
 BOOST_FIXTURE_TEST_CASE(verdicts_kept_for_one_cpu_are_not_another_cpus, Cli) {
-  auto candidates = [this](const std::string& dump) {
+  auto probe = [this](const std::string& dump) {
     Result r = pmc({"probe", "--cpuid-dump", dump, "--json"});
     BOOST_TEST_REQUIRE(r.status == 0, r);
     const json doc = json::parse(r.out);
-    return std::make_pair(doc["backend"].dump(), doc["candidates"].dump());
+    return json{doc["backend"], doc["reason"], doc["pmu"], doc["candidates"]}.dump();
   };
-  const std::vector<std::string> dumps = {"pentium-iii", "amd-zen4-kvm", "intel-skl", "pentium-mmx"};
-  std::vector<std::pair<std::string, std::string>> own;
+  const std::vector<std::string> dumps = {"pentium-iii", "amd-zen4-kvm", "intel-skl", "pentium-mmx", "intel-adl-glc"};
+  std::vector<std::string> own;
   for (const std::string& dump : dumps) {
     env["PMC_CACHE_DIR"] = (tmp.path() / ("own-" + dump)).string();
-    own.push_back(candidates(dump));
+    own.push_back(probe(dump));
+    BOOST_TEST(probe(dump) == own.back(), dump << ": its own cache's second open");
   }
-  BOOST_TEST(own[0].second != own[1].second);  // the verdicts differ from CPU to CPU
+  BOOST_TEST(own[0] != own[1]);  // the verdicts differ from CPU to CPU
+  BOOST_TEST(own[4].find("cpu/adl-glc.toml") != std::string::npos, own[4]);  // a hybrid part's files named
   env["PMC_CACHE_DIR"] = (tmp.path() / "shared").string();
   for (int round = 0; round < 2; ++round)
-    for (std::size_t i = 0; i < dumps.size(); ++i) {
-      const auto got = candidates(dumps[i]);
-      BOOST_TEST(got.first == own[i].first, dumps[i] << " round " << round);
-      BOOST_TEST(got.second == own[i].second, dumps[i] << " round " << round << ": " << got.second);
-    }
+    for (std::size_t i = 0; i < dumps.size(); ++i)
+      BOOST_TEST(probe(dumps[i]) == own[i], dumps[i] << " round " << round);
 }
