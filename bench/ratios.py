@@ -120,6 +120,8 @@ if c("hal_open") is not None:
         (c("papi_library_init") is None or c("hal_open") <= 0.35 * c("papi_library_init")))
     row("Hal::open + plugins() + ~Hal cold (us)", c("hal_open_plugins_close"), c("papi_library_init_shutdown"), "us",
         "(informative)", None)
+    row("Hal::open + first encode (catalog read) cold (us)", c("hal_open_first_event"), c("papi_library_init"), "us",
+        "(informative)", None)
 
 # ---------------------------------------------------------------------------------------------
 # Instructions: callgrind

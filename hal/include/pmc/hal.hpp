@@ -55,9 +55,11 @@ namespace detail { class HalImpl; }
 
 class PMC_API Hal {
  public:
-  // Reads the CPU (config.cpu), loads every plugin, probes each, chooses the backend and
-  // loads its events. A plugin that fails to load is reported in plugins(), not thrown,
-  // unless it is the one config.backend names.
+  // Reads the CPU (config.cpu), finds the plugins, loads the backends whose probe table can
+  // match (or the one config.backend names), probes them and chooses one. A plugin that fails
+  // to load is reported in plugins(), not thrown, unless it is the one config.backend names.
+  // The chosen backend's events and PMU are read at their first use (pmu(), events(),
+  // encode(), session()), which throws an events file's error; config.events_path is read here.
   static Hal open(const Config& config);
   Hal(Hal&&) noexcept;
   Hal& operator=(Hal&&) noexcept;

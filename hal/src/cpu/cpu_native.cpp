@@ -194,6 +194,10 @@ bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }
 void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
 #if PMC_HAVE_CPUID
   if (cpu.isa != Isa::x86 || !cpu.native() || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
+  // Intel's leaves on AMD and Hygon parts: reserved there, they read as zero (read_native_cpu).
+  if ((cpu.is_amd() || cpu.vendor == "HygonGenuine") &&
+      (leaf == 0x0A || leaf == 0x15 || leaf == 0x16 || leaf == kHybridLeaf || leaf == 0x23))
+    return;
   const bool extended = leaf >= kExtBase;
   if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
   read_leaf(cpu.raw, leaf);
