@@ -352,9 +352,12 @@ void EventCatalog::load_string(std::string_view toml_text, const std::string& na
   build_index();
 }
 
-void EventCatalog::load(const std::filesystem::path& path, std::string_view backend) {
+namespace {
+
+// The files load(path) reads: path itself, or a directory's *.toml in name order; each one safe
+// to read (as root, events files others can write are refused: they decide what root programs).
+std::vector<std::filesystem::path> catalog_files(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
-  // As root, events files others can write are refused (they decide what root programs).
   if (auto why = detail::unsafe_for_root(path))
     throw Error(errc::permission, fmt::format("{}: not read: {}", path.string(), *why));
   std::error_code ec;
@@ -373,6 +376,27 @@ void EventCatalog::load(const std::filesystem::path& path, std::string_view back
     if (!found) throw Error(errc::io, fmt::format("{}: no such events file or directory", path.string()));
     files.push_back(path);
   }
+  return files;
+}
+
+}  // namespace
+
+void detail::load_chain(EventCatalog& cat, const std::vector<std::filesystem::path>& paths, std::string_view backend) {
+  // The key of each step is the key before it and the step's files: the last one's is known
+  // without the records of the others.
+  EventCatalog hollow;
+  std::string key;
+  for (const auto& path : paths) {
+    key = CatalogCache::step_key(hollow, path, backend, catalog_files(path));
+    if (key.empty()) break;
+    CatalogState::of(hollow).cache_key = key;
+  }
+  if (!key.empty() && CatalogCache::restore(cat, key)) return;
+  for (const auto& path : paths) cat.load(path, backend);
+}
+
+void EventCatalog::load(const std::filesystem::path& path, std::string_view backend) {
+  const std::vector<std::filesystem::path> files = catalog_files(path);
   // The parse cache: these files, unchanged since a load that began as this catalog did, give
   // what that load gave (its events decoded only when asked for).
   const std::string key = detail::CatalogCache::step_key(*this, path, backend, files);

@@ -8,6 +8,7 @@
 #include <pmc/catalog.hpp>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +35,12 @@ struct CatalogLoader {
   // exclusive, deprecated, period, precise, errata, topic (after its modifiers are known).
   static void read_event_keys(const EventCatalog& cat, const toml::table& t, EventDef& e);
 };
+
+// What cat.load(p, backend) of each of `paths` in turn makes, into a catalog nothing was loaded
+// into: restored from the parse cache's record of the last step when it has one, without reading
+// the records of the steps before it (Hal's catalog at its first use: the data file's record is
+// not read when the whole catalog's is there).
+void load_chain(EventCatalog& cat, const std::vector<std::filesystem::path>& paths, std::string_view backend);
 
 // Where a node was written.
 SourceRef ref_of(const toml::node& n);

@@ -1,5 +1,6 @@
 #include "access.hpp"
 #include "bundled.hpp"
+#include "catalog_loader.hpp"
 #include "context.hpp"
 #include "cpu_catalogs.hpp"
 #include "cpu_native.hpp"
@@ -243,31 +244,35 @@ Hal Hal::open(const Config& config) {
     impl->info.description = chosen->description;  // the data file's (the first file's wins)
     ctx->complete = [data = std::move(chosen->catalog), has_data = chosen->has_catalog, data_path = chosen->data,
                      extra = has_extra ? extra : std::filesystem::path(), own_files = std::move(own_files),
-                     events_path = config.events_path, match = verdict->match](detail::Context& c) mutable {
+                     events_path = config.events_path, match = verdict->match](detail::Context& c) {
       const detail::RootCheckScope scope;  // as in open(): each directory checked once
       const std::string& name = c.loaded->name;
-      if (!has_data) {  // the probe was kept from an earlier open: the data file is read now
-        EventCatalog d;
-        d.load(data_path, name);
-        if (d.files().empty())
+      auto catalog_for = [&](const CpuInfo& cpu, const std::vector<std::filesystem::path>* files) {
+        std::vector<std::filesystem::path> rest;
+        if (!extra.empty()) {
+          rest.push_back(extra);
+          if (files) {
+            rest.insert(rest.end(), files->begin(), files->end());
+          } else {
+            // (A native reading holds leaf 1AH, the core type and native model rows may name.)
+            for (const auto& f : detail::cpu_catalogs(extra / "cpu", name, cpu)) rest.push_back(f.path);
+          }
+        }
+        rest.insert(rest.end(), events_path.begin(), events_path.end());
+        EventCatalog cat;
+        if (has_data) {  // read by this open's probe
+          cat = data;
+          for (const auto& p : rest) cat.load(p, name);
+          return cat;
+        }
+        // The probe was kept from an earlier open: the whole catalog's record, when the parse
+        // cache has it, is all that is read.
+        rest.insert(rest.begin(), data_path);
+        detail::load_chain(cat, rest, name);
+        if (std::find(cat.files().begin(), cat.files().end(), data_path.string()) == cat.files().end())
           throw Error(errc::invalid_argument,
                       fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')",
                                   data_path.string(), name));
-        data = std::move(d);
-        has_data = true;
-      }
-      auto catalog_for = [&](const CpuInfo& cpu, const std::vector<std::filesystem::path>* files) {
-        EventCatalog cat = data;  // copied: a failure leaves the data file's for the next try
-        if (!extra.empty()) {
-          cat.load(extra, name);
-          if (files) {
-            for (const auto& f : *files) cat.load(f, name);
-          } else {
-            // (A native reading holds leaf 1AH, the core type and native model rows may name.)
-            for (const auto& f : detail::cpu_catalogs(extra / "cpu", name, cpu)) cat.load(f.path, name);
-          }
-        }
-        for (const auto& p : events_path) cat.load(p, name);
         return cat;
       };
       EventCatalog catalog = catalog_for(c.cpu, &own_files);

@@ -8,6 +8,7 @@
 // the catalog order says they should.
 
 #include "catalog_cache.hpp"
+#include "catalog_loader.hpp"
 #include "support/child_process.hpp"
 
 #include <pmc/error.hpp>
@@ -421,4 +422,51 @@ masks = [{ name = "X", value = 0x01, desc = "x", generic = "shared-generic" }]
   }
   BOOST_REQUIRE(stale.find("MEM_LOADS"));
   BOOST_TEST(stale.find("MEM_LOADS")->code == 0x43u);
+}
+
+// Hal's catalog at its first use (load_chain): the data file, then an events directory, restored
+// from the record of the whole chain without reading the data file's own record; the same
+// catalog as the loads one by one, with the cache or without it, and a changed file of the
+// directory read again.
+BOOST_AUTO_TEST_CASE(a_chain_of_loads_is_restored_from_its_last_record) {
+  TempDir tmp;
+  const fs::path cache = tmp.path() / "cache", file = tmp.path() / "toy.toml", more = tmp.path() / "toy";
+  spit(file, kToy);
+  fs::create_directories(more);
+  spit(more / "extra.toml", "backend = \"toy\"\n[[event]]\nname = \"MISSES\"\ncode = 0x51\ndesc = \"misses\"\n");
+  auto one_by_one = [&] {
+    pmc::EventCatalog c;
+    c.load(file, "toy");
+    c.load(more, "toy");
+    return c;
+  };
+  auto chained = [&] {
+    pmc::EventCatalog c;
+    pmc::detail::load_chain(c, {file, more}, "toy");
+    return c;
+  };
+  CacheDir env(cache);
+  const pmc::EventCatalog first = one_by_one();  // both steps' records written
+  const std::size_t records = cache_files(cache).size();
+  BOOST_TEST(records == 2u);
+  // The data file's record gone: the chain does not need it.
+  for (const fs::path& f : cache_files(cache))
+    if (slurp(f).find("MISSES") == std::string::npos) fs::remove(f);
+  BOOST_REQUIRE_EQUAL(cache_files(cache).size(), 1u);
+  const pmc::EventCatalog second = chained();
+  BOOST_TEST(cache_files(cache).size() == 1u);  // restored: nothing parsed, nothing written
+  BOOST_TEST(second.files() == first.files());
+  BOOST_TEST(second.pmu().probe.size() == 1u);
+  BOOST_REQUIRE_EQUAL(second.events().size(), first.events().size());
+  for (std::size_t i = 0; i < first.events().size(); ++i) BOOST_TEST(second.events()[i].name == first.events()[i].name);
+  BOOST_TEST(second.find("MISSES")->code == 0x51u);
+  // A file of the directory changed: parsed again, step by step.
+  spit(more / "extra.toml", "backend = \"toy\"\n[[event]]\nname = \"MISSES\"\ncode = 0x52\ndesc = \"misses\"\n");
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1, 0}};
+  BOOST_REQUIRE(utimensat(AT_FDCWD, (more / "extra.toml").c_str(), times, 0) == 0);
+  BOOST_TEST(chained().find("MISSES")->code == 0x52u);
+  // Without a cache, the same.
+  CacheDir off(std::nullopt);
+  BOOST_TEST(chained().find("MISSES")->code == 0x52u);
+  BOOST_TEST(chained().find("LOADS")->code == 0x43u);
 }
