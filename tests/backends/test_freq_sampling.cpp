@@ -15,6 +15,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "support/device.hpp"
+#include "support/messages.hpp"
 
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
@@ -28,6 +29,9 @@
 #include <vector>
 
 namespace {
+
+using pmc_test::contains;
+using pmc_test::message_of;
 
 using u64 = std::uint64_t;
 
@@ -75,17 +79,6 @@ void near_rate(u64 samples, double freq, double clock_hz) {
              samples << " samples, expected " << expected << " (freq " << freq << " x " << kCycles / clock_hz
                      << " s)");
 }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 
 #include "support/child_process.hpp"
 #include "support/json_report.hpp"
+#include "support/messages.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,17 +35,12 @@ using nlohmann::json;
 
 namespace {
 
+using pmc_test::contains;
+using pmc_test::own_arguments;
+
 // ---------------------------------------------------------------------------------------------
 // Helper mode: `test_stat_command -- pmc-helper fork-touch N` forks a child that touches N fresh
 // pages and exits 0. Runs before Boost.Test's main, from a static initializer.
-std::vector<std::string> own_arguments() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> args;
-  std::string a;
-  while (std::getline(in, a, '\0')) args.push_back(a);
-  return args;
-}
-
 void touch_pages(std::size_t pages) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t len = pages * page;
@@ -73,8 +69,6 @@ const bool kHelperMode = [] {
 
 // ---------------------------------------------------------------------------------------------
 const fs::path kPmc = fs::path(PMC_BIN_DIR) / "pmc";
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 bool pmu_exposed() {
   std::error_code ec;

@@ -180,4 +180,14 @@ inline bool catches_signal_within(pid_t pid, int sig, int ms) {
   return false;
 }
 
+// This test program's own arguments (/proc/self/cmdline), for a helper mode a test starts it in
+// (`TEST -- pmc-helper ...`), read by a static initializer before Boost.Test's main.
+inline std::vector<std::string> own_arguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string a;
+  while (std::getline(in, a, '\0')) args.push_back(a);
+  return args;
+}
+
 }  // namespace pmc_test

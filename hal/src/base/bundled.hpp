@@ -4,12 +4,17 @@
 
 #include <pmc/paths.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
 namespace pmc::detail {
+
+// This library's own file (or the program's, when the core is linked in), absolute, as it was
+// when it was loaded: what default_paths() are found from.
+[[nodiscard]] const std::filesystem::path& library_file();
 
 // default_paths(), without copying them: the library's own calls (Hal::open asks for each
 // backend's data file).

@@ -62,6 +62,13 @@ Paths default_paths() {
                                          : g_paths_at_load;
 }
 
+const std::filesystem::path& detail::library_file() {
+  if (!g_self_at_load.empty()) return g_self_at_load;
+  thread_local std::filesystem::path early;  // before this library's initializers ran
+  early = self_file();
+  return early;
+}
+
 const Paths& detail::paths() {
   if (!g_paths_at_load.plugins.empty()) return g_paths_at_load;
   thread_local Paths early;  // before this library's initializers ran

@@ -46,6 +46,15 @@ constexpr std::uint32_t kHypervisorBase = 0x40000000, kHypervisorTiming = 0x4000
 constexpr std::uint32_t kNativeLeaves[] = {0x00, 0x01, 0x07, 0x0A, 0x15, 0x16, 0x1A, 0x23};
 constexpr std::uint32_t kNativeExtLeaves[] = {0x80000001, 0x80000002, 0x80000003, 0x80000004, 0x80000022};
 
+// Leaves 0AH, 15H, 16H, 1AH and 23H are Intel's; AMD's APM does not define them (they read as
+// zero: the AMD fact sheet of docs/hardware, section 1), so on AMD and Hygon parts (leaf 0 EBX
+// "Auth"enticAMD, "Hygo"nGenuine) they are never asked for, neither by the native reading nor
+// by read_native_leaf.
+bool intel_leaf_on_amd(std::uint32_t vendor_ebx, std::uint32_t leaf) {
+  const bool reserved = vendor_ebx == 0x68747541 || vendor_ebx == 0x6F677948;
+  return reserved && (leaf == 0x0A || leaf == 0x15 || leaf == 0x16 || leaf == 0x1A || leaf == 0x23);
+}
+
 CpuidRegs native_cpuid(std::uint32_t leaf, std::uint32_t subleaf) {
   unsigned a = 0, b = 0, c = 0, d = 0;
   __cpuid_count(leaf, subleaf, a, b, c, d);
@@ -143,13 +152,8 @@ CpuInfo read_native_cpu() {
   const std::uint32_t max_leaf = l0.eax;
   // A CPU whose leaf 0 says 0 has no leaf 1 to decode.
   if (max_leaf == 0) throw Error(errc::not_supported, "native: CPUID is unavailable or reports no leaf 1");
-  // Leaves 0AH, 15H, 16H, 1AH and 23H are Intel's; AMD's APM does not define them (they read as
-  // zero: the AMD fact sheet of docs/hardware, section 1), so on AMD and Hygon parts they are not
-  // asked for (read_native_leaf reads one on demand).
-  const bool reserved = l0.ebx == 0x68747541 || l0.ebx == 0x6F677948;  // "Auth"enticAMD, "Hygo"nGenuine
   for (std::uint32_t leaf : kNativeLeaves) {
-    if (leaf == 0 || leaf > max_leaf) continue;
-    if (reserved && (leaf == 0x0A || leaf == 0x15 || leaf == 0x16 || leaf == 0x1A || leaf == 0x23)) continue;
+    if (leaf == 0 || leaf > max_leaf || intel_leaf_on_amd(l0.ebx, leaf)) continue;
     read_leaf(t, leaf);
   }
 
@@ -194,10 +198,7 @@ bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }
 void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
 #if PMC_HAVE_CPUID
   if (cpu.isa != Isa::x86 || !cpu.native() || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
-  // Intel's leaves on AMD and Hygon parts: reserved there, they read as zero (read_native_cpu).
-  if ((cpu.is_amd() || cpu.vendor == "HygonGenuine") &&
-      (leaf == 0x0A || leaf == 0x15 || leaf == 0x16 || leaf == kHybridLeaf || leaf == 0x23))
-    return;
+  if (const auto l0 = cpu.raw.get(0); l0 && intel_leaf_on_amd(l0->ebx, leaf)) return;
   const bool extended = leaf >= kExtBase;
   if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
   read_leaf(cpu.raw, leaf);

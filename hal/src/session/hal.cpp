@@ -14,11 +14,10 @@
 #include <pmc/error.hpp>
 #include <pmc/hal.hpp>
 
-#include <sys/stat.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <mutex>
@@ -62,11 +61,16 @@ std::string origin_of(const Config& c, const std::string& key) {
 struct Probed {
   const detail::PluginLoad* load = nullptr;
   std::filesystem::path data;
-  EventCatalog catalog;       // the data file's (read only when the probe was not kept)
-  bool has_catalog = false;
-  std::string description;    // the data file's
+  std::optional<EventCatalog> catalog;  // the data file's (read only when the probe was not kept)
+  std::string description;              // the data file's
   std::string data_error;
 };
+
+// A data file whose 'backend' is another's (so nothing of it was loaded).
+Error another_backends(const std::filesystem::path& data, const std::string& backend) {
+  return Error(errc::invalid_argument, fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')",
+                                                   data.string(), backend));
+}
 
 // Each backend library's data and verdict, in the order of `loads`, into impl.candidates.
 std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads, detail::Preselection& pre,
@@ -106,21 +110,17 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
     }
     try {
       b.data = detail::data_file(p.backend->name, p.backend->file);
-      b.catalog.load(b.data, p.backend->name);
-      b.has_catalog = true;
-      b.description = b.catalog.description();
-      if (b.catalog.files().empty())
-        throw Error(errc::invalid_argument,
-                    fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')", b.data.string(),
-                                p.backend->name));
+      b.catalog.emplace().load(b.data, p.backend->name);
+      b.description = b.catalog->description();
+      if (b.catalog->files().empty()) throw another_backends(b.data, p.backend->name);
     } catch (const std::exception& e) {
       b.data_error = e.what();
       c.match = Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}};
     }
     if (b.data_error.empty()) {
-      pre.read_leaves(b.catalog.pmu());
+      pre.read_leaves(b.catalog->pmu());
       try {
-        c.match = p.backend->backend->probe(pre.cpu(), b.catalog);
+        c.match = p.backend->backend->probe(pre.cpu(), *b.catalog);
         pre.remember(p.status.file, {c.match, b.description});
       } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
         c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}, {}};
@@ -242,7 +242,7 @@ Hal Hal::open(const Config& config) {
         ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
       }
     impl->info.description = chosen->description;  // the data file's (the first file's wins)
-    ctx->complete = [data = std::move(chosen->catalog), has_data = chosen->has_catalog, data_path = chosen->data,
+    ctx->complete = [data = std::move(chosen->catalog), data_path = chosen->data,
                      extra = has_extra ? extra : std::filesystem::path(), own_files = std::move(own_files),
                      events_path = config.events_path, match = verdict->match](detail::Context& c) {
       const detail::RootCheckScope scope;  // as in open(): each directory checked once
@@ -260,8 +260,8 @@ Hal Hal::open(const Config& config) {
         }
         rest.insert(rest.end(), events_path.begin(), events_path.end());
         EventCatalog cat;
-        if (has_data) {  // read by this open's probe
-          cat = data;
+        if (data) {  // read by this open's probe
+          cat = *data;
           for (const auto& p : rest) cat.load(p, name);
           return cat;
         }
@@ -270,9 +270,7 @@ Hal Hal::open(const Config& config) {
         rest.insert(rest.begin(), data_path);
         detail::load_chain(cat, rest, name);
         if (std::find(cat.files().begin(), cat.files().end(), data_path.string()) == cat.files().end())
-          throw Error(errc::invalid_argument,
-                      fmt::format("{}: the data file is for another backend (its 'backend' is not '{}')",
-                                  data_path.string(), name));
+          throw another_backends(data_path, name);
         return cat;
       };
       EventCatalog catalog = catalog_for(c.cpu, &own_files);

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -82,17 +81,6 @@ void append_cpu(std::string& key, const CpuInfo& cpu) {
   }
 }
 
-// This library's file (the verdicts are its code's): its path as the dynamic loader has it.
-const std::string& own_library() {
-  static const std::string path = [] {
-    Dl_info info{};
-    return ::dladdr(reinterpret_cast<const void*>(&own_library), &info) != 0 && info.dli_fname
-               ? std::string(info.dli_fname)
-               : std::string();
-  }();
-  return path;
-}
-
 }  // namespace
 
 Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector<std::filesystem::path>& dirs)
@@ -122,7 +110,7 @@ Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector
       }
     }
   }
-  if (const std::string& self = own_library(); !self.empty()) paths.emplace_back(self);
+  if (!library_file().empty()) paths.push_back(library_file());  // the verdicts are its code's
   what += '\n';
   append_cpu(what, cpu_);
   key_ = ParseCache::key(what, paths);
@@ -141,15 +129,10 @@ void Preselection::evaluate(const std::vector<std::pair<std::filesystem::path, s
     if (!table || table->backend != files[i].second || (table->pmu.probe.empty() && table->pmu.unmatched.empty()))
       continue;
     read_leaves(table->pmu);
-    for (const ProbeRule& r : table->pmu.probe)
-      for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
-        for (const CpuidField& f : *fields) leaves_.emplace_back(f.leaf, f.subleaf);
     Match m = probe_with_table(cpu_, table->pmu, files[i].second);
     verdicts_[i].refused = !m.matched();
     verdicts_[i].match = std::move(m);
   }
-  std::sort(leaves_.begin(), leaves_.end());
-  leaves_.erase(std::unique(leaves_.begin(), leaves_.end()), leaves_.end());
   dirty_ = !key_.empty();
 }
 
@@ -176,6 +159,8 @@ Match get_match(Reader& r) {
 void Preselection::store() {
   if (!dirty_) return;
   dirty_ = false;
+  std::sort(leaves_.begin(), leaves_.end());
+  leaves_.erase(std::unique(leaves_.begin(), leaves_.end()), leaves_.end());
   Writer w;
   w.u32(static_cast<std::uint32_t>(leaves_.size()));
   for (const auto& [leaf, subleaf] : leaves_) {
@@ -275,7 +260,10 @@ std::optional<PluginKind> Preselection::pass_over(const std::filesystem::path& l
 void Preselection::read_leaves(const PmuDescription& pmu) {
   for (const ProbeRule& r : pmu.probe)
     for (const auto* fields : {&r.cpuid_set, &r.cpuid_clear})
-      for (const CpuidField& f : *fields) read_native_leaf(cpu_, f.leaf, f.subleaf);
+      for (const CpuidField& f : *fields) {
+        read_native_leaf(cpu_, f.leaf, f.subleaf);
+        leaves_.emplace_back(f.leaf, f.subleaf);  // the record compares them at the next open
+      }
 }
 
 const Preselection::Skipped* Preselection::skipped(const std::filesystem::path& lib) const {

@@ -54,7 +54,8 @@ class Preselection {
   // CPU is not loaded (plugins() loads it). Their checks run when they are loaded.
   std::optional<PluginKind> pass_over(const std::filesystem::path& lib);
 
-  // The native reading has the leaves the library reads; a probe table may name others.
+  // The native reading has the leaves the library reads; a probe table may name others (read
+  // here, and kept with the record).
   void read_leaves(const PmuDescription& pmu);
 
   struct Skipped {
@@ -96,7 +97,7 @@ class Preselection {
   std::vector<Skipped> skipped_;
   std::vector<bool> asked_;  // per entry of libs_: its verdict has been taken
   std::string key_;          // the record's ("": no parse cache)
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves_;  // the leaves the tables name
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves_;  // the leaves the tables named
   bool dirty_ = false;       // the record is to be written
 
   std::optional<std::size_t> index_of(const std::filesystem::path& lib) const;

@@ -18,9 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "support/messages.hpp"
 #include "support/sampling.hpp"
 
 namespace {
+
+using pmc_test::contains;
+using pmc_test::message_of;
 
 using u64 = std::uint64_t;
 
@@ -42,17 +46,6 @@ Profiled profile(const std::vector<std::string>& events, const pmc::PcRange& ran
 u64 level(const pmc::LevelHistogram& h, const std::string& prefix) { return pmc_test::level_samples(h, prefix); }
 Buckets filled(const pmc::PcProfile& p) { return pmc_test::filled_buckets(p); }
 pmc::Workload hand_worked() { return pmc_test::hand_worked_sampling(); }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "perf_kernel.hpp"
 
 #include "support/json_report.hpp"
+#include "support/messages.hpp"
 #include "support/no_backend.hpp"
 #include "support/pmc_command.hpp"
 
@@ -40,6 +41,10 @@
 
 namespace {
 
+using pmc_test::contains;
+using pmc_test::message_of;
+using pmc_test::own_arguments;
+
 namespace fs = std::filesystem;
 using u64 = std::uint64_t;
 using pmc_test::no_backend_hal;
@@ -60,14 +65,6 @@ void spin(unsigned ms) {
   } while (thread_cpu_ns() < until);
 }
 
-std::vector<std::string> own_arguments() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> args;
-  std::string a;
-  while (std::getline(in, a, '\0')) args.push_back(a);
-  return args;
-}
-
 // Helper mode: `test_perf_freq -- pmc-helper spin MS` spins MS ms of CPU time and exits.
 const bool kHelperMode = [] {
   auto args = own_arguments();
@@ -83,17 +80,6 @@ u64 max_sample_rate() {
   u64 rate = 0;
   in >> rate;
   return rate;
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const pmc::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 }  // namespace

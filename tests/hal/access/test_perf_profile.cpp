@@ -12,6 +12,7 @@
 // code never ran, none).
 
 #include "support/json_report.hpp"
+#include "support/messages.hpp"
 #include "support/no_backend.hpp"
 #include "support/pmc_command.hpp"
 
@@ -37,6 +38,9 @@
 
 namespace {
 
+using pmc_test::contains;
+using pmc_test::own_arguments;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 using u64 = std::uint64_t;
@@ -59,14 +63,6 @@ __attribute__((noinline)) void spin(unsigned ms) {
 
 u64 spin_address() { return reinterpret_cast<std::uintptr_t>(&spin); }
 
-std::vector<std::string> own_arguments() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> args;
-  std::string a;
-  while (std::getline(in, a, '\0')) args.push_back(a);
-  return args;
-}
-
 // Helper mode: `test_perf_profile -- pmc-helper spin MS FILE` writes the address of spin() (this
 // process's: ASLR moves it at each exec) to FILE, then spins MS ms of CPU time in it.
 const bool kHelperMode = [] {
@@ -83,8 +79,6 @@ const bool kHelperMode = [] {
 }();
 
 using pmc_test::no_backend_hal;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 template <class F>
 pmc::errc error_of(F&& f, std::string* message = nullptr) {
