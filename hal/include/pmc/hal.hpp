@@ -60,6 +60,7 @@ class PMC_API Hal {
   // to load is reported in plugins(), not thrown, unless it is the one config.backend names.
   // The chosen backend's events and PMU are read at their first use (pmu(), events(),
   // encode(), session()), which throws an events file's error; config.events_path is read here.
+  // A backend whose probe an earlier open kept (the parse cache) is loaded at that first use too.
   static Hal open(const Config& config);
   Hal(Hal&&) noexcept;
   Hal& operator=(Hal&&) noexcept;

@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include <linux/perf_event.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -31,17 +33,26 @@ void Access::read_counts(std::span<Count> out) {
 // Access selection
 
 PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
+  // Text and system calls only: Hal::open asks this in every process that opens a HAL.
   PerfPmuFacts f;
-  const std::string devices = (sysfs_root / "bus" / "event_source" / "devices").native();
+  std::string devices = sysfs_root.native();
+  if (devices.empty() || devices.back() != '/') devices += '/';
+  devices += "bus/event_source/devices";
   f.directory = devices + "/cpu";
   for (const char* name : {"cpu", "cpu_core", "cpu_atom"}) {
-    const std::string dir = devices + "/" + name;
+    std::string dir = devices + "/" + name;
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) continue;
     f.exposed = true;
-    f.directory = dir;
-    std::ifstream in(dir + "/type");
-    std::getline(in, f.type);
+    const int fd = ::open((dir + "/type").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char text[32];
+      const ssize_t n = ::read(fd, text, sizeof text);
+      ::close(fd);
+      if (n > 0) f.type.assign(text, static_cast<std::size_t>(n));
+      if (const auto eol = f.type.find('\n'); eol != std::string::npos) f.type.erase(eol);
+    }
+    f.directory = std::move(dir);
     break;
   }
   return f;
@@ -57,37 +68,37 @@ std::optional<std::uint32_t> perf_pmu_type(const std::filesystem::path& sysfs_ro
   return type;
 }
 
+// (The reasons are joined as text, not formatted: Hal::open makes one in every process that
+// opens a HAL, and nothing else there formats.)
 AccessChoice choose_access(const std::string& configured, const std::string& origin, bool native,
                            bool backend_matches, const std::string& backend, const PerfPmuFacts& pmu) {
   if (const std::optional<AccessKind> given = parse_access(configured)) {
-    std::string reason = fmt::format("access = \"{}\" ({})", configured, origin);
+    std::string reason = "access = \"" + configured + "\" (" + origin + ")";
     if (*given != AccessKind::sim && !native)
-      reason += fmt::format("; the CPU is a CPUID dump, so a session with {} events fails: '{}' counts this "
-                            "machine's PMU, not the dump's",
-                            backend, configured);
+      reason += "; the CPU is a CPUID dump, so a session with " + backend + " events fails: '" + configured +
+                "' counts this machine's PMU, not the dump's";
     return {*given, reason};
   }
   if (configured != "auto")
     throw Error(errc::invalid_argument, fmt::format("access = \"{}\" ({}): not an access method (auto, sim, perf or msr)",
                                                     configured, origin));
-  const std::string head = fmt::format("access = \"auto\" ({}): ", origin);
+  const std::string head = "access = \"auto\" (" + origin + "): ";
   if (!native)
-    return {AccessKind::sim, head + fmt::format("sim, because the CPU is a CPUID dump: its {} PMU can only be counted on the "
-                                      "simulated device",
-                                      backend)};
+    return {AccessKind::sim, head + "sim, because the CPU is a CPUID dump: its " + backend +
+                                 " PMU can only be counted on the simulated device"};
   if (!pmu.exposed)
-    return {AccessKind::sim, head + fmt::format("sim, because this machine exposes no hardware PMU to Linux perf ({} missing): "
-                                      "the hypervisor (or the kernel) exposes no PMU to this machine, so hardware "
-                                      "events cannot be counted for real here; {} events and workloads count on the "
-                                      "simulated device",
-                                      pmu.directory, backend)};
+    return {AccessKind::sim, head + "sim, because this machine exposes no hardware PMU to Linux perf (" + pmu.directory +
+                                 " missing): the hypervisor (or the kernel) exposes no PMU to this machine, so hardware "
+                                 "events cannot be counted for real here; " +
+                                 backend + " events and workloads count on the simulated device"};
   if (!backend_matches)
-    return {AccessKind::sim, head + fmt::format("sim, because the {} backend was named but does not match this CPU, so its "
-                                      "encodings would be wrong for the PMU Linux perf exposes ({})",
-                                      backend, pmu.directory)};
-  return {AccessKind::perf, head + fmt::format("perf, because Linux perf exposes the hardware PMU ({}{}) and the {} backend "
-                                     "matches this CPU",
-                                     pmu.directory, pmu.type.empty() ? "" : ", type " + pmu.type, backend)};
+    return {AccessKind::sim, head + "sim, because the " + backend +
+                                 " backend was named but does not match this CPU, so its encodings would be wrong for "
+                                 "the PMU Linux perf exposes (" +
+                                 pmu.directory + ")"};
+  return {AccessKind::perf, head + "perf, because Linux perf exposes the hardware PMU (" + pmu.directory +
+                                (pmu.type.empty() ? "" : ", type " + pmu.type) + ") and the " + backend +
+                                " backend matches this CPU"};
 }
 
 // ---------------------------------------------------------------------------------------------

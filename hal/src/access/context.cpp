@@ -17,6 +17,24 @@ void Context::ensure() const {
   std::call_once(completed, [this] { complete(const_cast<Context&>(*this)); });
 }
 
+const Backend& Context::backend() const {
+  if (later)
+    std::call_once(loaded_once, [this] {
+      // Checked again and loaded as Hal::open would have: the file may have changed since.
+      PluginLoad p = load_plugin(later->file);
+      if (!p.backend)
+        throw Error(errc::plugin, fmt::format("backend '{}' cannot be loaded: {}", later->name,
+                                              p.status.error.empty() ? later->file.string() + ": it defines no backend"
+                                                                     : p.status.error));
+      if (p.backend->name != later->name || (p.backend->backend->profiling() != nullptr) != later->profiles)
+        throw Error(errc::plugin, fmt::format("{}: the library changed after the HAL was opened (it holds backend '{}' "
+                                              "now, not the '{}' that was chosen); open the HAL again",
+                                              later->file.string(), p.backend->name, later->name));
+      loaded = std::move(p.backend);
+    });
+  return *loaded->backend;
+}
+
 const CorePart* Context::part(std::string_view pmu_name) const {
   for (const CorePart& p : parts)
     if (iequal(p.name, pmu_name) || (!p.perf_pmu.empty() && iequal(p.perf_pmu, pmu_name))) return &p;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +51,21 @@ struct WorkloadDefaults {
   std::vector<DefaultEvent> events;
 };
 
+// A backend chosen by the probe an earlier open kept (Preselection): its library is loaded at
+// the first use of Context::backend(), not by Hal::open.
+struct LaterBackend {
+  std::filesystem::path file;  // the library
+  std::string name;            // its backend's name, as the kept probe recorded it
+  bool profiles = false;       // its driver samples at counter interrupts (as recorded)
+};
+
 struct Context {
-  std::shared_ptr<LoadedBackend> loaded;  // null: no backend (HAL events only)
+  // The backend, loaded. Null: no backend (HAL events only), or `later` loads it at first use.
+  // Read it through backend() and has_backend().
+  mutable std::shared_ptr<LoadedBackend> loaded;
+  std::optional<LaterBackend> later;
+  mutable std::once_flag loaded_once;
+  [[nodiscard]] bool has_backend() const { return later.has_value() || loaded != nullptr; }
   CpuInfo cpu;
   PmuInfo pmu;           // valid after ensure()
   EventCatalog catalog;  // valid after ensure()
@@ -71,7 +85,9 @@ struct Context {
   [[nodiscard]] std::vector<std::string> profiling_backends() const {
     return plugins ? plugins->profiling_backends() : std::vector<std::string>{};
   }
-  [[nodiscard]] const Backend& backend() const { return *loaded->backend; }
+  // The backend; a `later` one is loaded now (its checks again, dlopen, its factory), and a
+  // library that no longer loads, or holds another backend, throws Error(plugin) naming it.
+  [[nodiscard]] const Backend& backend() const;
   [[nodiscard]] PmuContext pmu_context() const {
     ensure();
     return PmuContext{cpu, pmu, catalog};

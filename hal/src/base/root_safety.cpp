@@ -12,8 +12,7 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -23,18 +22,42 @@ namespace {
 
 std::string mode_text(mode_t m) { return fmt::format("{:04o}", static_cast<unsigned>(m & 07777)); }
 
-// What the current RootCheckScope of this thread remembers (nullptr: no scope).
+// What the current RootCheckScope of this thread remembers (nullptr: no scope). Flat vectors
+// searched in order: a scope holds a few dozen paths, and a hash table's nodes and buckets were
+// most of what the memory cost a freshly started process (each first touch of a heap page is a
+// page fault there).
 struct StatMemo {
+  std::string path;
+  bool follow = true;
   int rc = 0;
   int err = 0;
   struct stat st {};
 };
 struct RootChecks {
   bool root = ::geteuid() == 0;
-  std::unordered_set<std::string> safe_dirs;                    // found safe, with all above them
-  std::unordered_map<std::string, std::string> real;            // directory -> its real path
-  std::unordered_map<std::string, StatMemo> stats, lstats;      // scoped_stat's answers
-  std::unordered_map<std::string, std::optional<std::vector<std::string>>> listings;  // scoped_listing's
+  std::vector<std::string> safe_dirs;                         // found safe, with all above them
+  std::vector<std::pair<std::string, std::string>> real;      // directory -> its real path
+  std::vector<StatMemo> stats;                                // scoped_stat's answers
+  // scoped_listing's: a deque, so that the listing it hands out stays where it is.
+  std::deque<std::pair<std::string, std::optional<std::vector<std::string>>>> listings;
+  RootChecks() {
+    stats.reserve(48);
+    real.reserve(16);
+    safe_dirs.reserve(16);
+  }
+  bool safe(std::string_view dir) const {
+    return std::find(safe_dirs.begin(), safe_dirs.end(), dir) != safe_dirs.end();
+  }
+  const std::string* real_of(std::string_view dir) const {
+    for (const auto& [d, r] : real)
+      if (d == dir) return &r;
+    return nullptr;
+  }
+  const StatMemo* stat_of(std::string_view p, bool follow) const {
+    for (const StatMemo& m : stats)
+      if (m.follow == follow && m.path == p) return &m;
+    return nullptr;
+  }
 };
 thread_local RootChecks* t_checks = nullptr;
 
@@ -65,8 +88,7 @@ std::string parent_of(const std::string& p) {
 // not a symbolic link (one lstat; the parent's answer is shared by its other children), else
 // what std::filesystem::canonical says. Empty when it cannot be resolved.
 std::string real_dir(const std::string& dir) {
-  auto it = t_checks->real.find(dir);
-  if (it != t_checks->real.end()) return it->second;
+  if (const std::string* known = t_checks->real_of(dir)) return *known;
   std::string out;
   struct stat st {};
   if (plain_absolute(dir) && scoped_stat(dir, st, false) == 0 && S_ISDIR(st.st_mode)) {
@@ -79,7 +101,7 @@ std::string real_dir(const std::string& dir) {
     out = std::filesystem::canonical(dir, ec).native();
     if (ec) out.clear();
   }
-  t_checks->real.emplace(dir, out);
+  t_checks->real.emplace_back(dir, out);
   return out;
 }
 
@@ -122,7 +144,7 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
   std::vector<std::string> checked;
   bool first = true;
   for (std::string at = p; !at.empty(); at = parent_of(at)) {
-    if (!first && t_checks && t_checks->safe_dirs.count(at)) break;
+    if (!first && t_checks && t_checks->safe(at)) break;
     struct stat st {};
     if (scoped_stat(at, st) != 0) break;
     const char* what = S_ISDIR(st.st_mode) ? "directory" : "file";
@@ -137,7 +159,8 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
     if (at == "/") break;
   }
   if (t_checks)
-    for (auto& d : checked) t_checks->safe_dirs.insert(std::move(d));
+    for (auto& d : checked)
+      if (!t_checks->safe(d)) t_checks->safe_dirs.push_back(std::move(d));
   return std::nullopt;
 }
 
@@ -145,63 +168,74 @@ int scoped_stat(const std::filesystem::path& p, struct stat& st, bool follow) { 
 
 int scoped_stat(const std::string& p, struct stat& st, bool follow) {
   if (!t_checks) return follow ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
-  auto& memo = follow ? t_checks->stats : t_checks->lstats;
-  auto it = memo.find(p);
-  if (it == memo.end()) {
-    StatMemo m;
+  const StatMemo* m = t_checks->stat_of(p, follow);
+  if (!m) {
+    StatMemo made;
     // What lstat said of a path that is no symbolic link is what stat says of it.
-    const auto l = follow ? t_checks->lstats.find(p) : t_checks->lstats.end();
-    if (l != t_checks->lstats.end() && l->second.rc == 0 && !S_ISLNK(l->second.st.st_mode)) {
-      m = l->second;
+    const StatMemo* l = follow ? t_checks->stat_of(p, false) : nullptr;
+    if (l && l->rc == 0 && !S_ISLNK(l->st.st_mode)) {
+      made = *l;
     } else {
-      m.rc = follow ? ::stat(p.c_str(), &m.st) : ::lstat(p.c_str(), &m.st);
-      m.err = m.rc == 0 ? 0 : errno;
+      made.path = p;
+      made.rc = follow ? ::stat(p.c_str(), &made.st) : ::lstat(p.c_str(), &made.st);
+      made.err = made.rc == 0 ? 0 : errno;
     }
-    it = memo.emplace(p, m).first;
+    made.follow = follow;
+    t_checks->stats.push_back(std::move(made));
+    m = &t_checks->stats.back();
   }
-  if (it->second.rc != 0) {
-    errno = it->second.err;
+  if (m->rc != 0) {
+    errno = m->err;
     return -1;
   }
-  st = it->second.st;
+  st = m->st;
   return 0;
 }
 
 std::optional<std::vector<std::string>>* scoped_listing(const std::string& dir) {
-  return t_checks ? &t_checks->listings[dir] : nullptr;
+  if (!t_checks) return nullptr;
+  for (auto& [d, listing] : t_checks->listings)
+    if (d == dir) return &listing;
+  return &t_checks->listings.emplace_back(dir, std::nullopt).second;
 }
 
 std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create) {
-  std::error_code ec;
-  std::filesystem::path full = std::filesystem::absolute(dir, ec).lexically_normal();
-  if (ec) return fmt::format("refused while running as root: directory {} has no absolute path", dir.string());
-  if (!full.has_filename() && full.has_relative_path()) full = full.parent_path();  // a trailing '/'
+  // Its absolute, normal text: as given when it is so already (the parse cache's directory is),
+  // else as std::filesystem makes it.
+  std::string full = dir.native();
+  while (full.size() > 1 && full.back() == '/') full.pop_back();  // a trailing '/'
+  if (full != "/" && !plain_absolute(full)) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(dir, ec).lexically_normal();
+    if (ec) return fmt::format("refused while running as root: directory {} has no absolute path", dir.string());
+    if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
+    full = p.native();
+  }
   // From / down, each component by its own name (lstat: a symbolic link is refused, never
   // followed), so that each directory is checked before anything is made or read in it.
-  std::filesystem::path at;
-  const std::filesystem::path last = full;
-  for (const auto& part : full) {
-    at /= part;
+  const uid_t euid = ::geteuid();
+  for (std::size_t end = 1;; end = full.find('/', end + 1)) {
+    const std::string at = full.substr(0, end == 1 ? 1 : end);  // "/", "/a", "/a/b", ...
     struct stat st {};
     // (Remembered within a RootCheckScope when nothing is made: the parse cache's directory is
     // checked before each of the records Hal::open reads.)
     int rc = create ? ::lstat(at.c_str(), &st) : scoped_stat(at, st, false);
     if (rc != 0 && create && errno == ENOENT) {
       if (::mkdir(at.c_str(), 0700) != 0 && errno != EEXIST)
-        return fmt::format("refused while running as root: directory {} cannot be made", at.string());
+        return fmt::format("refused while running as root: directory {} cannot be made", at);
       rc = ::lstat(at.c_str(), &st);
     }
-    if (rc != 0) return fmt::format("refused while running as root: directory {} does not exist", at.string());
-    if (S_ISLNK(st.st_mode))
-      return fmt::format("refused while running as root: {} is a symbolic link", at.string());
-    if (!S_ISDIR(st.st_mode)) return fmt::format("refused while running as root: {} is not a directory", at.string());
-    if (st.st_uid != 0 && st.st_uid != ::geteuid())
-      return fmt::format("refused while running as root: directory {} is owned by user {}, not root", at.string(),
-                         st.st_uid);
-    const bool sticky_root_dir = at != last && (st.st_mode & S_ISVTX) && st.st_uid == 0;
+    if (rc != 0) return fmt::format("refused while running as root: directory {} does not exist", at);
+    if (S_ISLNK(st.st_mode)) return fmt::format("refused while running as root: {} is a symbolic link", at);
+    if (!S_ISDIR(st.st_mode)) return fmt::format("refused while running as root: {} is not a directory", at);
+    if (st.st_uid != 0 && st.st_uid != euid)
+      return fmt::format("refused while running as root: directory {} is owned by user {}, not root", at, st.st_uid);
+    const bool last = end == std::string::npos || (end == 1 && full == "/");
+    const bool sticky_root_dir = !last && (st.st_mode & S_ISVTX) && st.st_uid == 0;
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !sticky_root_dir)
-      return fmt::format("refused while running as root: directory {} is writable by {} (mode {})", at.string(),
+      return fmt::format("refused while running as root: directory {} is writable by {} (mode {})", at,
                          (st.st_mode & S_IWOTH) ? "everyone" : "its group", mode_text(st.st_mode));
+    if (last) break;
   }
   return std::nullopt;
 }

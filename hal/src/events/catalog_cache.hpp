@@ -167,6 +167,8 @@ struct ParseCache {
   // `what` (the kind and layout of the payload) and each file's path, size, modification and
   // change times, inode and device; "" when there is no cache or a file cannot be stat'ed.
   static std::string key(std::string_view what, const std::vector<std::filesystem::path>& files);
+  // The same for paths held as text (no std::filesystem::path made of each).
+  static std::string key_of_texts(std::string_view what, const std::vector<std::string>& files);
   // The payload stored under key, when a usable cache file has it (as CatalogCache::restore).
   static std::optional<std::string> load(const std::string& key);
   // Keeps the payload under key ("": nothing); failures are ignored.

@@ -51,7 +51,11 @@ std::uint64_t fnv(std::string_view s) {
 // A stat of each file into a key: path, size, modification time, change time, inode, device;
 // false when one cannot be stat'ed. The change time catches a file rewritten in place to the
 // same size with its modification time set back (touch -d, utimensat): nobody can set it back.
-bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
+const std::string& text_of(const fs::path& p) { return p.native(); }
+const std::string& text_of(const std::string& p) { return p; }
+
+template <class Path>
+bool append_stamps(std::string& key, const std::vector<Path>& files) {
   auto number = [&key](std::uint64_t v, char after) {
     char digits[24];
     const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
@@ -61,8 +65,8 @@ bool append_stamps(std::string& key, const std::vector<fs::path>& files) {
   };
   for (const auto& f : files) {
     struct stat st{};
-    if (scoped_stat(f, st) != 0) return false;
-    key.append("file\t").append(f.native()).append("\t");
+    if (scoped_stat(text_of(f), st) != 0) return false;
+    key.append("file\t").append(text_of(f)).append("\t");
     number(static_cast<std::uint64_t>(st.st_size), '\t');
     number(static_cast<std::uint64_t>(st.st_mtim.tv_sec), '.');
     number(static_cast<std::uint64_t>(st.st_mtim.tv_nsec), '\t');
@@ -136,6 +140,34 @@ std::optional<Header> read_header(std::FILE* f) {
   if (!read(h.shape.data(), shape_size) || !read(&h.events_size, 8) || h.events_size > (1u << 30)) return std::nullopt;
   if (!read_exact(f, &crc, 4) || crc != sum.value()) return std::nullopt;
   h.events_offset = 8 + 8 + 4 + key_size + 8 + shape_size + 8 + 4;
+  return h;
+}
+
+std::optional<HeaderView> header_in(std::string_view bytes) {
+  // The layout read_header reads, over bytes in memory.
+  std::size_t at = 0;
+  auto take = [&](void* to, std::size_t n) {
+    if (bytes.size() - at < n) return false;
+    std::memcpy(to, bytes.data() + at, n);
+    at += n;
+    return true;
+  };
+  auto view = [&](std::uint64_t n, std::string_view& out) {
+    if (bytes.size() - at < n) return false;
+    out = bytes.substr(at, static_cast<std::size_t>(n));
+    at += static_cast<std::size_t>(n);
+    return true;
+  };
+  char magic[8];
+  std::uint64_t generation = 0, shape_size = 0, events_size = 0;
+  std::uint32_t key_size = 0, crc = 0;
+  HeaderView h;
+  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
+  if (!take(&generation, 8) || !take(&key_size, 4) || key_size > (1u << 24) || !view(key_size, h.key)) return std::nullopt;
+  if (!take(&shape_size, 8) || shape_size > (1u << 28) || !view(shape_size, h.shape)) return std::nullopt;
+  if (!take(&events_size, 8) || events_size > (1u << 30)) return std::nullopt;
+  const std::size_t summed = at;
+  if (!take(&crc, 4) || crc != checksum(bytes.data(), summed)) return std::nullopt;
   return h;
 }
 
@@ -257,17 +289,40 @@ void CatalogCache::store(const EventCatalog& cat) {
   write_cache_file(key, shape.out, events.out, names.out);
 }
 
-std::string ParseCache::key(std::string_view what, const std::vector<fs::path>& files) {
-  if (t_bypass || !CatalogCache::directory()) return {};
-  std::string key = fmt::format("pmc-parsed 2 {}\n", what);
+namespace {
+
+template <class Path>
+std::string parse_key(std::string_view what, const std::vector<Path>& files) {
+  if (cache_bypassed() || !CatalogCache::directory()) return {};
+  std::string key;
+  key.reserve(what.size() + 64 * files.size() + 32);
+  key.append("pmc-parsed 2 ").append(what) += '\n';
   if (!append_stamps(key, files)) return {};
   return key;
 }
 
+}  // namespace
+
+std::string ParseCache::key(std::string_view what, const std::vector<fs::path>& files) { return parse_key(what, files); }
+std::string ParseCache::key_of_texts(std::string_view what, const std::vector<std::string>& files) {
+  return parse_key(what, files);
+}
+
 std::optional<std::string> ParseCache::load(const std::string& key) {
-  auto opened = open_cache_file(key);
-  if (!opened) return std::nullopt;
-  return std::move(opened->header.shape);
+  // The record read whole, without a stdio stream (what Hal::open reads of it is all of it).
+  const auto dir = CatalogCache::directory();
+  if (!dir || !usable_cache_directory(*dir, false)) return std::nullopt;
+  const fs::path file = CatalogCache::file_of(*dir, key);
+  struct stat opened {};
+  const std::optional<std::string> bytes = read_whole(file, opened);
+  if (!bytes) return std::nullopt;
+  const std::optional<HeaderView> h = header_in(*bytes);
+  if (!h) {
+    discard(file, opened, "another format, or its header does not match its checksum");
+    return std::nullopt;
+  }
+  if (h->key != key) return std::nullopt;  // another key of the same hash: not ours to remove
+  return std::string(h->shape);
 }
 
 void ParseCache::store(const std::string& key, const std::string& payload) {

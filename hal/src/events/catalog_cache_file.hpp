@@ -9,6 +9,7 @@
 #include "catalog_cache.hpp"
 
 #include <cstdint>
+#include <sys/stat.h>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -81,6 +82,11 @@ struct Header {
   std::uint64_t events_offset = 0, events_size = 0;  // the events' bytes (their checksum follows)
 };
 std::optional<Header> read_header(std::FILE* f);
+// The same header over a whole file's bytes, its key and shape viewed in them.
+struct HeaderView {
+  std::string_view key, shape;
+};
+std::optional<HeaderView> header_in(std::string_view bytes);
 // The bytes of a cache file holding these sections (the layout in catalog_cache_file.cpp).
 std::string cache_file_bytes(const std::string& key, std::uint64_t generation, const std::string& shape,
                              const std::string& events, const std::string& names);
@@ -95,9 +101,13 @@ bool usable_cache_directory(const std::filesystem::path& dir, bool create);
 // A cache file opened for reading without blocking (a FIFO) and without following a symbolic
 // link; nullopt unless it is a regular file of this user's that nobody else may write.
 std::optional<FileCloser> open_for_reading(const std::filesystem::path& file);
-// A damaged cache file, read through f, removed (when the name still leads to it) so that the
-// next load writes it again; `why` for PMC_DEBUG.
+// The same checks, and the whole file read (a parse-cache record, read at each Hal::open: no
+// stdio stream and its buffer); `opened` is what fstat said of it.
+std::optional<std::string> read_whole(const std::filesystem::path& file, struct stat& opened);
+// A damaged cache file, read through f (or opened as `opened` says), removed (when the name
+// still leads to it) so that the next load writes it again; `why` for PMC_DEBUG.
 void discard(const std::filesystem::path& file, std::FILE* f, const char* why);
+void discard(const std::filesystem::path& file, const struct stat& opened, const char* why);
 // Puts bytes at target: written to a new file of an unpredictable name beside it, made
 // exclusively (never through a link someone planted), then renamed into place.
 bool write_atomically(const std::filesystem::path& target, const std::string& bytes);

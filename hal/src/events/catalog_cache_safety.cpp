@@ -176,11 +176,45 @@ std::optional<FileCloser> open_for_reading(const fs::path& file) {
   return out;
 }
 
-void discard(const fs::path& file, std::FILE* f, const char* why) {
+std::optional<std::string> read_whole(const fs::path& file, struct stat& opened) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) cache_debug(fmt::format("{}: not read ({})", file.string(), std::strerror(errno)));
+    return std::nullopt;
+  }
+  if (::fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode) || !trusted(opened)) {
+    cache_debug(fmt::format("{}: not read (not a regular file of user {} that only it may write)", file.string(),
+                            ::geteuid()));
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::string bytes(static_cast<std::size_t>(opened.st_size), '\0');
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // an error, or shorter than it was: the header check fails
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(got);
+  return bytes;
+}
+
+void discard(const fs::path& file, const struct stat& opened, const char* why) {
   cache_debug(fmt::format("{}: discarded ({}); it is written again at the next load", file.string(), why));
-  struct stat opened{}, named{};
-  if (!f || ::fstat(fileno(f), &opened) != 0 || ::lstat(file.c_str(), &named) != 0) return;
+  struct stat named{};
+  if (::lstat(file.c_str(), &named) != 0) return;
   if (opened.st_dev == named.st_dev && opened.st_ino == named.st_ino) ::unlink(file.c_str());
+}
+
+void discard(const fs::path& file, std::FILE* f, const char* why) {
+  struct stat opened{};
+  if (!f || ::fstat(fileno(f), &opened) != 0) {
+    cache_debug(fmt::format("{}: discarded ({}); it is written again at the next load", file.string(), why));
+    return;
+  }
+  discard(file, opened, why);
 }
 
 bool write_atomically(const fs::path& target, const std::string& bytes) {

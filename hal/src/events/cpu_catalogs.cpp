@@ -2,6 +2,7 @@
 // from the parse cache) and matched against the CPU.
 #include "cpu_catalogs.hpp"
 
+#include "bundled.hpp"
 #include "catalog_cache.hpp"
 #include "catalog_loader.hpp"
 #include "probe_rule.hpp"
@@ -12,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -154,19 +154,17 @@ namespace {
 
 constexpr std::string_view kMatchLayout = "pmc-cpu-match 1";
 
-// The index files of cpu_dir (index*.toml), in name order: read with readdir, since a cpu/
-// directory holds some fifty catalogs and std::filesystem builds a path per entry.
+// The index files of cpu_dir (index*.toml), in name order: from list_directory's names, since a
+// cpu/ directory holds some fifty catalogs and std::filesystem builds a path per entry.
 std::vector<fs::path> index_files(const fs::path& cpu_dir) {
   std::vector<fs::path> out;
-  DIR* d = ::opendir(cpu_dir.c_str());
-  if (!d) return out;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view name(e->d_name);
-    if (name.size() >= 10 && name.substr(0, 5) == "index" && name.substr(name.size() - 5) == ".toml")
-      out.push_back(cpu_dir / name);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
+  std::error_code ec;
+  const auto names = list_directory(cpu_dir.native(), ec);  // sorted
+  if (!names) return out;
+  std::string prefix = cpu_dir.native();
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  for (const std::string& name : *names)
+    if (name.size() >= 10 && name.starts_with("index") && name.ends_with(".toml")) out.emplace_back(prefix + name);
   return out;
 }
 
@@ -220,6 +218,7 @@ bool a_directory(const fs::path& dir) {
 }  // namespace
 
 std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_view backend, const CpuInfo& cpu) {
+  if (!a_directory(cpu_dir)) return {};
   const std::string key =
       ParseCache::key(fmt::format("{} {} {}|{}|{}|{}|{}|{}", kMatchLayout, backend, cpu.vendor, cpu.family, cpu.model,
                                   cpu.stepping, cpu.core_type, cpu.native_model),
@@ -228,7 +227,6 @@ std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_vi
     if (auto payload = ParseCache::load(key))
       if (auto files = decode_match(*payload)) return std::move(*files);
   std::vector<CpuCatalogFile> out;
-  if (!a_directory(cpu_dir)) return out;
   std::error_code ec;
   const std::vector<fs::path> indexes = index_files(cpu_dir);
   for (const auto& index : indexes)

@@ -9,10 +9,12 @@
 #include <pmc/error.hpp>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <string_view>
 #include <mutex>
@@ -254,11 +256,13 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
       continue;
     }
     std::error_code ec;
-    const fs::file_status st = fs::status(dir, ec);
-    if (ec || !fs::is_directory(st)) {
-      report(dir, ec && ec != std::errc::no_such_file_or_directory
-                      ? fmt::format("plugin directory cannot be read: {}", ec.message())
-                      : std::string("plugin directory does not exist"));
+    struct stat st {};
+    const int rc = scoped_stat(dir.native(), st);
+    if (rc != 0 || !S_ISDIR(st.st_mode)) {
+      const int err = rc != 0 ? errno : 0;
+      report(dir, err == 0 || err == ENOENT || err == ENOTDIR
+                      ? std::string("plugin directory does not exist")
+                      : fmt::format("plugin directory cannot be read: {}", std::generic_category().message(err)));
       continue;
     }
     std::vector<fs::path> files;
@@ -267,8 +271,10 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
       report(dir, fmt::format("plugin directory cannot be read: {}", ec.message()));
       continue;
     }
+    std::string prefix = dir.native();
+    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
     for (const std::string& name : *names)
-      if (name.size() > 3 && name.ends_with(".so")) files.push_back(dir / name);
+      if (name.size() > 3 && name.ends_with(".so")) files.emplace_back(prefix + name);
     for (const auto& f : files) {
       // A library that defines only a device model is loaded when a model is first needed
       // (ModelRegistry::load_deferred): counting on real hardware needs none.

@@ -57,9 +57,11 @@ std::string origin_of(const Config& c, const std::string& key) {
   return it == c.origin.end() ? std::string("default") : it->second.where;
 }
 
-// One backend with its data, probed (load null: a library Hal::open did not load).
+// One backend with its data, probed (load null: a library Hal::open did not load; `later` set:
+// one chosen by its kept probe, loaded at its first use).
 struct Probed {
   const detail::PluginLoad* load = nullptr;
+  std::optional<detail::LaterBackend> later;
   std::filesystem::path data;
   std::optional<EventCatalog> catalog;  // the data file's (read only when the probe was not kept)
   std::string description;              // the data file's
@@ -76,11 +78,33 @@ Error another_backends(const std::filesystem::path& data, const std::string& bac
 std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads, detail::Preselection& pre,
                                    detail::HalImpl& impl) {
   std::vector<Probed> probed;
+  probed.reserve(loads.size());
+  // The names of the backends known so far, loaded or kept: a later library with one of them is
+  // shadowed, as load_plugins shadows a loaded one (it cannot see the names of those it did not
+  // load).
+  std::vector<std::string> taken;
+  auto take = [&taken](const std::string& name) {
+    if (std::find(taken.begin(), taken.end(), name) != taken.end()) return false;
+    taken.push_back(name);
+    return true;
+  };
   for (const auto& p : loads) {
     if (p.deferred_backend) {
       Probed b;
       if (auto* s = pre.skipped(p.status.file)) {
         impl.candidates.push_back({s->name, s->verdict});
+      } else if (const detail::Preselection::Probe* kept = pre.probed(p.status.file)) {
+        // Passed over with the probe an earlier open kept: known without loading the library.
+        if (!take(kept->name)) continue;
+        try {
+          b.data = detail::data_file(detail::library_name(p.status.file), p.status.file);
+          b.description = kept->description;
+          b.later = detail::LaterBackend{p.status.file, kept->name, kept->profiles};
+          impl.candidates.push_back({kept->name, kept->match});
+        } catch (const std::exception& e) {  // its data file is gone since
+          b.data_error = e.what();
+          impl.candidates.push_back({kept->name, Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}}});
+        }
       } else {
         const std::string name = detail::library_name(p.status.file);
         impl.candidates.push_back(
@@ -91,7 +115,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
       probed.push_back(std::move(b));
       continue;
     }
-    if (!p.backend) continue;
+    if (!p.backend || !take(p.backend->name)) continue;
     Probed b;
     b.load = &p;
     Candidate c{p.backend->name, {}};
@@ -121,7 +145,8 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
       pre.read_leaves(b.catalog->pmu());
       try {
         c.match = p.backend->backend->probe(pre.cpu(), *b.catalog);
-        pre.remember(p.status.file, {c.match, b.description});
+        pre.remember(p.status.file, {c.match, b.description, p.backend->name,
+                                     p.backend->backend->profiling() != nullptr, !p.model});
       } catch (const std::exception& e) {  // a broken probe disqualifies its backend only
         c.match = Match{0, fmt::format("its probe failed: {}", e.what()), {}, {}};
       }
@@ -184,8 +209,10 @@ Hal Hal::open(const Config& config) {
         chosen = &probed[i];
         verdict = &impl->candidates[i];
       }
-    impl->why = chosen ? fmt::format("backend = \"auto\" ({}): {} matched with score {}: {}", origin_of(config, "backend"),
-                                     verdict->backend, verdict->match.score, verdict->match.reason)
+    // (Joined, not formatted: nothing else an open that keeps its probes makes formats text.)
+    impl->why = chosen ? "backend = \"auto\" (" + origin_of(config, "backend") + "): " + verdict->backend +
+                             " matched with score " + std::to_string(verdict->match.score) + ": " +
+                             verdict->match.reason
                        : fmt::format("backend = \"auto\" ({}): no loaded backend matches {}", origin_of(config, "backend"),
                                      describe(impl->cpu));
   } else {
@@ -216,23 +243,25 @@ Hal Hal::open(const Config& config) {
 
   if (chosen) {
     auto ctx = std::make_shared<detail::Context>();
-    ctx->loaded = chosen->load->backend;
+    if (chosen->later) ctx->later = chosen->later;
+    else ctx->loaded = chosen->load->backend;
+    const std::string name = chosen->later ? chosen->later->name : ctx->loaded->name;
     ctx->cpu = impl->cpu;
     // The data file's events, more beside it (<name>/*.toml), then the files of <name>/cpu/
     // whose index rows match the CPU, then the operator's events_path: loaded at the first use
     // (Context::ensure). Which files of cpu/ they are is known now (BackendInfo names them).
-    const auto extra = chosen->data.parent_path() / ctx->loaded->name;
+    const auto extra = chosen->data.parent_path() / name;
     struct stat st {};
     const bool has_extra = detail::scoped_stat(extra, st) == 0 && S_ISDIR(st.st_mode);
     std::vector<std::filesystem::path> own_files;
     if (has_extra)
-      for (const auto& f : detail::cpu_catalogs(extra / "cpu", ctx->loaded->name, impl->cpu)) {
+      for (const auto& f : detail::cpu_catalogs(extra / "cpu", name, impl->cpu)) {
         own_files.push_back(f.path);
         impl->info.cpu_catalogs.push_back(f.shown);
       }
     // A hybrid CPU: each other core type's events and PMU, as on a core of that type.
     if (has_extra)
-      for (const auto& f : detail::hybrid_parts(extra / "cpu", ctx->loaded->name, impl->cpu)) {
+      for (const auto& f : detail::hybrid_parts(extra / "cpu", name, impl->cpu)) {
         detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
         part.cpu.core_type = f.core_type;
         part.cpu.native_model = f.native_model;
@@ -242,11 +271,10 @@ Hal Hal::open(const Config& config) {
         ctx->parts.insert(f.own ? ctx->parts.begin() : ctx->parts.end(), std::move(part));
       }
     impl->info.description = chosen->description;  // the data file's (the first file's wins)
-    ctx->complete = [data = std::move(chosen->catalog), data_path = chosen->data,
+    ctx->complete = [name, data = std::move(chosen->catalog), data_path = chosen->data,
                      extra = has_extra ? extra : std::filesystem::path(), own_files = std::move(own_files),
                      events_path = config.events_path, match = verdict->match](detail::Context& c) {
       const detail::RootCheckScope scope;  // as in open(): each directory checked once
-      const std::string& name = c.loaded->name;
       auto catalog_for = [&](const CpuInfo& cpu, const std::vector<std::filesystem::path>* files) {
         std::vector<std::filesystem::path> rest;
         if (!extra.empty()) {
@@ -306,10 +334,10 @@ Hal Hal::open(const Config& config) {
     ctx->access = choice.access;
     ctx->access_reason = choice.reason;
     impl->access_reason = choice.reason;
-    impl->info.name = ctx->loaded->name;
-    impl->info.file = ctx->loaded->file;
+    impl->info.name = name;
+    impl->info.file = chosen->later ? chosen->later->file : std::filesystem::path(ctx->loaded->file);
     impl->info.data = chosen->data;
-    impl->info.profiles = ctx->backend().profiling() != nullptr;
+    impl->info.profiles = chosen->later ? chosen->later->profiles : ctx->backend().profiling() != nullptr;
     impl->ctx = std::move(ctx);
   } else {
     impl->access_reason = "no backend, so no PMU events: a session counts only the HAL events (tsc and the OS "

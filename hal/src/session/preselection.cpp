@@ -33,8 +33,11 @@ std::string joined(std::string_view dir, std::string_view name) {
 
 std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin,
                                 const std::vector<std::string>* listing) {
+  return data_file_text(name, plugin.native(), listing);
+}
+
+std::string data_file_text(const std::string& name, const std::string& lib, const std::vector<std::string>* listing) {
   struct stat st {};
-  const std::string& lib = plugin.native();
   const std::size_t slash = lib.rfind('/');
   const std::string file = name + ".toml";
   const std::string beside = slash == std::string::npos ? file : joined(std::string_view(lib).substr(0, slash + 1), file);
@@ -87,36 +90,43 @@ Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector
     : config_(config), cpu_(cpu) {
   if (config.backend != "auto") return;
   namespace fs = std::filesystem;
-  std::vector<std::pair<fs::path, std::string>> files;
-  std::vector<fs::path> paths;  // the record depends on: the data files, the libraries, this one
-  std::string what = fmt::format("pmc-probe-verdicts 2 {} {}", sizeof(ProbeRule), sizeof(Match));
+  // (Paths as text throughout: a std::filesystem::path splits itself into components when made.)
+  std::vector<std::pair<std::string, std::string>> files;  // data file, backend name
+  std::vector<std::string> paths;  // the record depends on: the data files, the libraries, this one
+  std::string what = "pmc-probe-verdicts 3 ";
+  what.append(std::to_string(sizeof(ProbeRule))).append(" ").append(std::to_string(sizeof(Match)));
   for (const auto& dir : dirs) {
     std::error_code ec;
-    std::vector<fs::path> libs;
     const auto names = list_directory(dir.native(), ec);  // sorted
-    if (names)
-      for (const std::string& n : *names)
-        if (n.size() > 6 && n.starts_with("lib") && n.ends_with(".so")) libs.push_back(dir / n);
-    for (const auto& lib : libs) {
-      const std::string name = library_name(lib);
-      if (name.ends_with("-model")) continue;  // a device model's library
+    if (!names) continue;
+    for (const std::string& n : *names) {
+      if (n.size() <= 6 || !n.starts_with("lib") || !n.ends_with(".so")) continue;
+      std::string lib = joined(dir.native(), n);
+      std::string name = n.substr(3, n.size() - 6);  // library_name(): libNAME.so
+      if (name.ends_with("-model")) continue;        // a device model's library
+      for (const auto& f : files)
+        if (f.second == name) names_unique_ = false;
       try {
-        files.emplace_back(data_file(name, lib, &*names), name);
+        files.emplace_back(data_file_text(name, lib, &*names), name);
         paths.push_back(files.back().first);
         paths.push_back(lib);
-        libs_.push_back(lib);
+        libs_.push_back(std::move(lib));
         what.append(" ").append(name);
       } catch (const std::exception&) {  // no data file: the library is loaded and says so
       }
     }
   }
+  // No backend library with its data: no verdict to keep (and no record to read).
+  if (libs_.empty()) return;
   if (!library_file().empty()) paths.push_back(library_file());  // the verdicts are its code's
   what += '\n';
   append_cpu(what, cpu_);
-  key_ = ParseCache::key(what, paths);
+  key_ = ParseCache::key_of_texts(what, paths);
   asked_.assign(libs_.size(), false);
   if (!key_.empty() && restore(libs_.size())) return;
-  evaluate(files);
+  std::vector<std::pair<fs::path, std::string>> tables;
+  for (auto& [file, name] : files) tables.emplace_back(std::move(file), std::move(name));
+  evaluate(tables);
 }
 
 Preselection::~Preselection() = default;
@@ -179,6 +189,9 @@ void Preselection::store() {
     if (v.probe) {
       put_match(w, v.probe->match);
       w.str(v.probe->description);
+      w.str(v.probe->name);
+      w.b(v.probe->profiles);
+      w.b(v.probe->alone);
     }
   }
   ParseCache::store(key_, w.out);
@@ -209,6 +222,9 @@ bool Preselection::restore(std::size_t expected) {
         Probe p;
         p.match = get_match(r);
         p.description = r.str();
+        p.name = r.str();
+        p.profiles = r.b();
+        p.alone = r.b();
         v.probe = std::move(p);
       }
     }
@@ -222,8 +238,7 @@ bool Preselection::restore(std::size_t expected) {
 }
 
 std::optional<std::size_t> Preselection::index_of(const std::filesystem::path& lib) const {
-  const auto at = std::find_if(libs_.begin(), libs_.end(),
-                               [&lib](const std::filesystem::path& l) { return l.native() == lib.native(); });
+  const auto at = std::find(libs_.begin(), libs_.end(), lib.native());
   if (at == libs_.end() || verdicts_.empty()) return std::nullopt;
   return static_cast<std::size_t>(at - libs_.begin());
 }
@@ -252,7 +267,10 @@ std::optional<PluginKind> Preselection::pass_over(const std::filesystem::path& l
   const std::string name = library_name(lib);
   if (name.ends_with("-model")) return PluginKind::model;
   if (config_.backend != "auto" || std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return std::nullopt;
-  if (!refused(lib, name)) return std::nullopt;
+  if (!refused(lib, name)) {
+    const Probe* kept = names_unique_ ? probed(lib) : nullptr;
+    if (!kept || !kept->alone) return std::nullopt;
+  }
   seen_.push_back(name);
   return PluginKind::backend;
 }

@@ -34,6 +34,8 @@ struct ProbeSummary;
 // known (a name not there is not looked for there).
 std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin,
                                 const std::vector<std::string>* listing = nullptr);
+std::string data_file_text(const std::string& name, const std::string& plugin,
+                           const std::vector<std::string>* listing = nullptr);
 
 // The backend a library is named for: "NAME" for libNAME.so (the file name a backend's data file
 // <name>.toml goes with).
@@ -51,7 +53,8 @@ class Preselection {
 
   // What Hal::open knows of a library without opening it: one named lib<name>-model.so is a
   // device model's, loaded when a model is needed; a backend's whose probe table refuses this
-  // CPU is not loaded (plugins() loads it). Their checks run when they are loaded.
+  // CPU is not loaded (plugins() loads it), nor one whose probe the record keeps (see Probe).
+  // Their checks run when they are loaded.
   std::optional<PluginKind> pass_over(const std::filesystem::path& lib);
 
   // The native reading has the leaves the library reads; a probe table may name others (read
@@ -68,9 +71,15 @@ class Preselection {
 
   // A loaded backend's own probe (Backend::probe) and its data file's description, as the record
   // keeps them from an earlier open of the same library, data file and CPU; null when unknown.
+  // With them, what Hal::open says of the backend (BackendInfo) needs no loading: a library that
+  // holds only a backend and whose probe is kept is passed over (pass_over) and loaded at the
+  // backend's first use (Context::backend).
   struct Probe {
     Match match;
     std::string description;
+    std::string name;       // the backend's (its descriptor's) name
+    bool profiles = false;  // its driver samples at counter interrupts
+    bool alone = false;     // the library holds a backend and no device model
   };
   const Probe* probed(const std::filesystem::path& lib) const;
   // What a loaded backend's probe said, for the record (written by store()).
@@ -91,9 +100,10 @@ class Preselection {
 
   const Config& config_;
   CpuInfo& cpu_;
-  std::vector<std::filesystem::path> libs_;  // the backend libraries with a data file, in order
+  std::vector<std::string> libs_;  // the backend libraries with a data file, in order
   std::vector<Verdict> verdicts_;            // per entry of libs_
   std::vector<std::string> seen_;
+  bool names_unique_ = true;  // no backend name is that of two libraries (so none is passed over as kept)
   std::vector<Skipped> skipped_;
   std::vector<bool> asked_;  // per entry of libs_: its verdict has been taken
   std::string key_;          // the record's ("": no parse cache)

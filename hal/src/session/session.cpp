@@ -99,7 +99,7 @@ void SessionImpl::start_slowly() {
     throw Error(errc::invalid_argument,
                 fmt::format("the session profiles but counts no sampling event; add cpu-clock or task-clock with a "
                             "sampling period in ns (cpu-clock:period=100000){}",
-                            ctx->loaded ? std::string()
+                            ctx->has_backend() ? std::string()
                                         : fmt::format(" (a PMU's counter interrupts need a backend, and no backend "
                                                       "matches this CPU ({}); {})",
                                                       describe(ctx->cpu), profile_on_workload(*ctx))));

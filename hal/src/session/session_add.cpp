@@ -156,7 +156,7 @@ void SessionImpl::add_hal_event(HalEvent h) {
 }
 
 bool SessionImpl::known_name(const EventSpec& spec) const {
-  if (!ctx->loaded) return false;
+  if (!ctx->has_backend()) return false;
   const std::string_view generic = perf_generic_name(spec.name);
   std::vector<std::string> masks;
   return ctx->catalog.find(spec.name) != nullptr || ctx->catalog.find_generic(generic, {}, &masks) != nullptr;
@@ -181,7 +181,7 @@ Encoding SessionImpl::encode(const EventSpec& spec) const {
 // What refuses a PMU event before it is encoded: no backend, another core type's event on an
 // access that counts the CPU's own, a CPUID dump's CPU under access "perf".
 void SessionImpl::check_backend_event(const EventSpec& spec) const {
-  if (!ctx->loaded) {
+  if (!ctx->has_backend()) {
     if (!spec.pmu.empty() || !is_perf_generic_name(spec.name))
       unknown_event(spec, event_error(spec, 1, fmt::format("unknown event '{}': not a HAL event, and no PMU backend was "
                                                            "chosen ({})",

@@ -41,7 +41,7 @@ void SessionImpl::profile(const ProfileRequest& request) {
     perf_profile_ = false;
     return;
   }
-  if (!ctx->loaded || ctx->access == AccessKind::perf || sampling_events_ > 0) {
+  if (!ctx->has_backend() || ctx->access == AccessKind::perf || sampling_events_ > 0) {
     if (request.pc && request.pc->start >= request.pc->end)
       throw Error(errc::invalid_argument,
                   fmt::format("the PC range [{:#x}, {:#x}) is empty", request.pc->start, request.pc->end));

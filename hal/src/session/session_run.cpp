@@ -46,7 +46,7 @@ class SessionImpl::SimTarget final : public RunTarget {
 };
 
 void SessionImpl::require_sim() const {
-  if (!ctx->loaded)
+  if (!ctx->has_backend())
     throw Error(errc::not_supported,
                 fmt::format("a simulated workload runs on a backend's device model, and no backend was chosen: {}", ctx->why));
   if (ctx->access != AccessKind::sim)

@@ -30,7 +30,7 @@ std::vector<std::string> nearest_event_names(std::string_view name, const Contex
     candidates.emplace_back(h.name);
     if (h.alias) candidates.emplace_back(h.alias);
   }
-  if (ctx && ctx->loaded)
+  if (ctx && ctx->has_backend())
     for (const EventDef* e : ctx->catalog.for_cpu(ctx->pmu.cpu_tag)) {
       candidates.push_back(e->name);
       candidates.insert(candidates.end(), e->aliases.begin(), e->aliases.end());

@@ -54,7 +54,7 @@ Segment SignalMap::apply(const Segment& segment) {
 SignalMap::Resolve event_signal_resolver(const Context& ctx, const RegisterAccess& regs) {
   const pmc_model_descriptor* d = regs.model_descriptor();
   // (The loader refused descriptors smaller than this pmchal's: signal_of is there.)
-  if (!d || !ctx.loaded || !d->signal_of || !regs.device()) return nullptr;
+  if (!d || !ctx.has_backend() || !d->signal_of || !regs.device()) return nullptr;
   const Device* device = regs.device();
   auto* const signal_of = d->signal_of;
   const std::string model = d->name ? d->name : "";
