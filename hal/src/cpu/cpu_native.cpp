@@ -188,9 +188,10 @@ std::atomic<bool> g_native_read{false};
 }
 
 const CpuInfo& native_cpu() {
-  static const CpuInfo cpu = read_native_cpu();
+  // Never destroyed (no exit handler to register, and usable from other statics' destructors).
+  static const CpuInfo* const cpu = new CpuInfo(read_native_cpu());
   g_native_read.store(true, std::memory_order_release);
-  return cpu;
+  return *cpu;
 }
 
 bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }

@@ -202,7 +202,7 @@ std::optional<std::vector<CpuCatalogFile>> decode_match(const std::string& bytes
     if (ParseCache::key("", indexes) != stamps) return std::nullopt;
     struct stat st{};
     for (const auto& f : files)
-      if (::stat(f.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+      if (scoped_stat(f.path, st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
     return files;
   } catch (const std::exception&) {  // a damaged cache file: match again
     return std::nullopt;
@@ -219,10 +219,13 @@ bool a_directory(const fs::path& dir) {
 
 std::vector<CpuCatalogFile> cpu_catalogs(const fs::path& cpu_dir, std::string_view backend, const CpuInfo& cpu) {
   if (!a_directory(cpu_dir)) return {};
-  const std::string key =
-      ParseCache::key(fmt::format("{} {} {}|{}|{}|{}|{}|{}", kMatchLayout, backend, cpu.vendor, cpu.family, cpu.model,
-                                  cpu.stepping, cpu.core_type, cpu.native_model),
-                      {cpu_dir});
+  // (Joined, not formatted: Hal::open asks this of every CPU whose backend has a cpu/ directory.)
+  std::string what(kMatchLayout);
+  what.append(" ").append(backend).append(" ").append(cpu.vendor);
+  for (const std::uint64_t v : {std::uint64_t{cpu.family}, std::uint64_t{cpu.model}, std::uint64_t{cpu.stepping},
+                                std::uint64_t{cpu.core_type}, std::uint64_t{cpu.native_model}})
+    what.append("|").append(std::to_string(v));
+  const std::string key = ParseCache::key(what, {cpu_dir});
   if (!key.empty())
     if (auto payload = ParseCache::load(key))
       if (auto files = decode_match(*payload)) return std::move(*files);

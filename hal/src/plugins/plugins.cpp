@@ -275,6 +275,7 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
     for (const std::string& name : *names)
       if (name.size() > 3 && name.ends_with(".so")) files.emplace_back(prefix + name);
+    out.reserve(out.size() + files.size());
     for (const auto& f : files) {
       // A library that defines only a device model is loaded when a model is first needed
       // (ModelRegistry::load_deferred): counting on real hardware needs none.

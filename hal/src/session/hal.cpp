@@ -36,7 +36,7 @@ namespace detail {
 class HalImpl {
  public:
   Config config;
-  CpuInfo cpu;
+  CpuInfo cpu;  // moved into ctx when a backend is chosen (Hal::cpu() is ctx->cpu then)
   std::shared_ptr<PluginSet> plugins;
   std::once_flag statuses_once;  // the statuses are made at the first Hal::plugins()
   std::vector<PluginStatus> statuses;
@@ -246,7 +246,7 @@ Hal Hal::open(const Config& config) {
     if (chosen->later) ctx->later = chosen->later;
     else ctx->loaded = chosen->load->backend;
     const std::string name = chosen->later ? chosen->later->name : ctx->loaded->name;
-    ctx->cpu = impl->cpu;
+    ctx->cpu = std::move(impl->cpu);  // Hal::cpu() is the context's from here
     // The data file's events, more beside it (<name>/*.toml), then the files of <name>/cpu/
     // whose index rows match the CPU, then the operator's events_path: loaded at the first use
     // (Context::ensure). Which files of cpu/ they are is known now (BackendInfo names them).
@@ -255,14 +255,14 @@ Hal Hal::open(const Config& config) {
     const bool has_extra = detail::scoped_stat(extra, st) == 0 && S_ISDIR(st.st_mode);
     std::vector<std::filesystem::path> own_files;
     if (has_extra)
-      for (const auto& f : detail::cpu_catalogs(extra / "cpu", name, impl->cpu)) {
+      for (const auto& f : detail::cpu_catalogs(extra / "cpu", name, ctx->cpu)) {
         own_files.push_back(f.path);
         impl->info.cpu_catalogs.push_back(f.shown);
       }
     // A hybrid CPU: each other core type's events and PMU, as on a core of that type.
     if (has_extra)
-      for (const auto& f : detail::hybrid_parts(extra / "cpu", name, impl->cpu)) {
-        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, impl->cpu, {}, {}};
+      for (const auto& f : detail::hybrid_parts(extra / "cpu", name, ctx->cpu)) {
+        detail::CorePart part{f.name, f.perf_pmu, f.core_type, f.shown, f.own, ctx->cpu, {}, {}};
         part.cpu.core_type = f.core_type;
         part.cpu.native_model = f.native_model;
         // This CPU's own part first.
@@ -329,7 +329,7 @@ Hal Hal::open(const Config& config) {
     ctx->why = impl->why;
     ctx->plugins = impl->plugins;
     const detail::AccessChoice choice =
-        detail::choose_access(config.access, origin_of(config, "access"), impl->cpu.native(),
+        detail::choose_access(config.access, origin_of(config, "access"), ctx->cpu.native(),
                               verdict->match.matched(), verdict->backend, detail::find_perf_pmu());
     ctx->access = choice.access;
     ctx->access_reason = choice.reason;
@@ -352,7 +352,7 @@ Hal& Hal::operator=(Hal&&) noexcept = default;
 Hal::~Hal() = default;
 
 const Config& Hal::config() const { return impl_->config; }
-const CpuInfo& Hal::cpu() const { return impl_->cpu; }
+const CpuInfo& Hal::cpu() const { return impl_->ctx ? impl_->ctx->cpu : impl_->cpu; }
 const std::vector<PluginStatus>& Hal::plugins() const {
   detail::HalImpl& impl = *impl_;
   std::call_once(impl.statuses_once, [&impl] {
