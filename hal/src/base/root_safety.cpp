@@ -41,9 +41,9 @@ struct RootChecks {
   // scoped_listing's: a deque, so that the listing it hands out stays where it is.
   std::deque<std::pair<std::string, std::optional<std::vector<std::string>>>> listings;
   RootChecks() {
-    stats.reserve(48);
-    real.reserve(16);
-    safe_dirs.reserve(16);
+    stats.reserve(24);  // what a Hal::open that keeps its probes asks
+    real.reserve(8);
+    safe_dirs.reserve(8);
   }
   bool safe(std::string_view dir) const {
     return std::find(safe_dirs.begin(), safe_dirs.end(), dir) != safe_dirs.end();

@@ -78,7 +78,8 @@ Error another_backends(const std::filesystem::path& data, const std::string& bac
 std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads, detail::Preselection& pre,
                                    detail::HalImpl& impl) {
   std::vector<Probed> probed;
-  probed.reserve(loads.size());
+  probed.reserve(static_cast<std::size_t>(std::count_if(
+      loads.begin(), loads.end(), [](const detail::PluginLoad& p) { return p.backend || p.deferred_backend; })));
   // The names of the backends known so far, loaded or kept: a later library with one of them is
   // shadowed, as load_plugins shadows a loaded one (it cannot see the names of those it did not
   // load).
