@@ -166,6 +166,28 @@ BOOST_AUTO_TEST_CASE(encoding_catalog_and_signals_from_many_threads) {
   }
 }
 
+// A backend chosen by the probe an earlier open kept is loaded at its first use (Context::backend,
+// hal/src/session/preselection.hpp): that first use in every thread at once loads it once, and
+// each thread encodes as an open that loaded it does.
+BOOST_AUTO_TEST_CASE(a_backend_loaded_at_its_first_use_in_many_threads_at_once) {
+  std::vector<u64> alone;
+  const std::vector<std::string> events{"INST_RETIRED:u", "CPU_CLK_UNHALTED", "DATA_MEM_REFS:k"};
+  {
+    const pmc::Hal first = pmc::Hal::open(config_for("pentium-iii.txt"));  // keeps the probe
+    BOOST_REQUIRE(first.backend());
+    for (const auto& e : events) alone.push_back(first.encode(e).config);
+  }
+  const pmc::Hal hal = pmc::Hal::open(config_for("pentium-iii.txt"));
+  BOOST_REQUIRE(hal.backend());
+  std::vector<std::vector<u64>> configs(kThreads);
+  const auto errors = in_threads([&](unsigned i) {
+    for (const auto& e : events) configs[i].push_back(hal.encode(e).config);
+  });
+  expect_no_errors(errors);
+  for (unsigned i = 0; i < kThreads; ++i)
+    BOOST_TEST_CONTEXT("thread " << i) { BOOST_TEST(configs[i] == alone, boost::test_tools::per_element()); }
+}
+
 // Hal::open in every thread at once, each on a different CPU (so a different backend chosen
 // from the same plugins, data files parsed or found in the cache): each gets what a Hal opened
 // alone gets, and its sessions count.
