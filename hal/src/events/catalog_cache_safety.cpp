@@ -127,7 +127,8 @@ bool usable_cache_directory(const fs::path& dir, bool create) {
   }
   if (::geteuid() == 0) {
     struct stat st{};
-    if (!create && ::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) return false;  // no cache yet
+    // (scoped_stat: the walk below asks the same of the directory itself.)
+    if (!create && scoped_stat(dir.native(), st, false) != 0 && errno == ENOENT) return false;  // no cache yet
     if (auto why = unsafe_directory_for_root(dir, create)) {
       cache_debug(fmt::format("{}: not used ({})", dir.string(), *why));
       return false;

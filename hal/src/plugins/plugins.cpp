@@ -256,19 +256,16 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
       continue;
     }
     std::error_code ec;
-    struct stat st {};
-    const int rc = scoped_stat(dir.native(), st);
-    if (rc != 0 || !S_ISDIR(st.st_mode)) {
-      const int err = rc != 0 ? errno : 0;
-      report(dir, err == 0 || err == ENOENT || err == ENOTDIR
-                      ? std::string("plugin directory does not exist")
-                      : fmt::format("plugin directory cannot be read: {}", std::generic_category().message(err)));
-      continue;
-    }
     std::vector<fs::path> files;
-    const auto names = list_directory(dir.native(), ec);  // sorted
+    const auto names = list_directory(dir.native(), ec);  // sorted (Hal::open's listed it already)
     if (!names) {
-      report(dir, fmt::format("plugin directory cannot be read: {}", ec.message()));
+      // Why: not there (or not a directory), or not readable.
+      struct stat st {};
+      const int rc = scoped_stat(dir.native(), st);
+      const int err = rc != 0 ? errno : 0;
+      report(dir, (rc == 0 && !S_ISDIR(st.st_mode)) || err == ENOENT || err == ENOTDIR
+                      ? std::string("plugin directory does not exist")
+                      : fmt::format("plugin directory cannot be read: {}", ec.message()));
       continue;
     }
     std::string prefix = dir.native();

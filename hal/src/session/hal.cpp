@@ -98,7 +98,10 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
         // Passed over with the probe an earlier open kept: known without loading the library.
         if (!take(kept->name)) continue;
         try {
-          b.data = detail::data_file(detail::library_name(p.status.file), p.status.file);
+          // (Looked up in the directory's listing, which this open made already.)
+          const auto* memo = detail::scoped_listing(p.status.file.parent_path().native());
+          b.data = detail::data_file(detail::library_name(p.status.file), p.status.file,
+                                     memo && *memo ? &**memo : nullptr);
           b.description = kept->description;
           b.later = detail::LaterBackend{p.status.file, kept->name, kept->profiles};
           impl.candidates.push_back({kept->name, kept->match});
