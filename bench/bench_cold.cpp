@@ -4,7 +4,8 @@
 // is warm after the first sample); the child times the call with CLOCK_MONOTONIC and
 // CLOCK_PROCESS_CPUTIME_ID and reports through a pipe. The kinds of sample alternate, each round
 // starting at the next one, so drift of the machine and what the previous child left in the
-// caches spread over all of them.
+// caches spread over all of them. The *_exec kinds time the same calls in this program exec'd
+// afresh in the child (the dynamic loader's mapping and relocation done, as in a started tool).
 //   pmc_bench_cold [SAMPLES]     default 200 of each kind
 // Prints one line per kind: median and quartiles of wall and CPU time in microseconds, and the
 // ratios to PAPI's median (bench/ratios.py reads the lines that start with "cold ").
@@ -37,30 +38,44 @@ double now(clockid_t clock) {
 struct Kind {
   const char* name;
   std::function<void()> work;
+  const char* exec_of = nullptr;  // set: a fresh program (this one, exec'd) runs that kind's work
   std::vector<double> wall, cpu;
   std::string skipped;  // why the kind could not run (empty: it ran)
 };
 
-// One sample of `work` in a child: its wall and CPU microseconds, or false when the child failed.
-bool sample(const std::function<void()>& work, double& wall, double& cpu, std::string& why) {
+// Times work() and writes its wall and CPU microseconds to fd (or its exception's text); the
+// process's exit status.
+int timed(const std::function<void()>& work, int fd) {
+  double out[2] = {0, 0};
+  try {
+    const double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+    work();
+    out[0] = now(CLOCK_MONOTONIC) - w0;
+    out[1] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+  } catch (const std::exception& e) {
+    const std::string text = e.what();
+    if (write(fd, text.data(), text.size()) < 0) return 3;
+    return 2;
+  }
+  return write(fd, out, sizeof out) == static_cast<ssize_t>(sizeof out) ? 0 : 1;
+}
+
+// One sample of a kind in a child: its wall and CPU microseconds, or false when the child failed.
+// A kind with exec_of runs in this program exec'd afresh (`--child NAME`, the pipe as fd 3): a
+// process whose dynamic loader has just mapped and relocated the libraries, as a tool's has.
+bool sample(const Kind& k, double& wall, double& cpu, std::string& why) {
   int fds[2];
   if (pipe(fds) != 0) return false;
   const pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) {
     close(fds[0]);
-    double out[2] = {0, 0};
-    try {
-      const double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-      work();
-      out[0] = now(CLOCK_MONOTONIC) - w0;
-      out[1] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    } catch (const std::exception& e) {
-      const std::string text = e.what();
-      if (write(fds[1], text.data(), text.size()) < 0) _exit(3);
-      _exit(2);
+    if (k.exec_of) {
+      if (dup2(fds[1], 3) != 3) _exit(4);
+      execl("/proc/self/exe", "pmc_bench_cold", "--child", k.exec_of, static_cast<char*>(nullptr));
+      _exit(4);
     }
-    _exit(write(fds[1], out, sizeof out) == static_cast<ssize_t>(sizeof out) ? 0 : 1);
+    _exit(timed(k.work, fds[1]));
   }
   close(fds[1]);
   char buf[512];
@@ -88,7 +103,8 @@ double quantile(std::vector<double> v, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int samples = argc > 1 ? std::atoi(argv[1]) : 200;
+  const bool child = argc > 2 && std::string(argv[1]) == "--child";
+  const int samples = argc > 1 && !child ? std::atoi(argv[1]) : 200;
   std::vector<Kind> kinds;
   // Hal::open alone, as papi_library_init is PAPI's init alone: the Hal outlives the timing and
   // goes with the child (~Hal is timed in hal_open_plugins_close, beside PAPI's shutdown).
@@ -98,13 +114,13 @@ int main(int argc, char** argv) {
                      kept.emplace(pmc::Hal::open(pmc::Config{}));
                      (void)kept->backend();
                    },
-                   {}, {}, {}});
+                   nullptr, {}, {}, {}});
   kinds.push_back({"hal_open_plugins_close",
                    [] {
                      pmc::Hal h = pmc::Hal::open(pmc::Config{});
                      (void)h.plugins();
                    },
-                   {}, {}, {}});
+                   nullptr, {}, {}, {}});
   // Hal::open leaves the backend's catalog and PMU to their first use: what a tool that counts
   // pays before its first event (PAPI_library_init has read its event tables by then).
   kinds.push_back({"hal_open_first_event",
@@ -112,21 +128,31 @@ int main(int argc, char** argv) {
                      pmc::Hal h = pmc::Hal::open(pmc::Config{});
                      if (h.backend()) (void)h.encode("cycles");
                    },
-                   {}, {}, {}});
+                   nullptr, {}, {}, {}});
 #if PMC_BENCH_HAVE_PAPI
   kinds.push_back({"papi_library_init",
                    [] {
                      if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
                        throw std::runtime_error("PAPI_library_init failed");
                    },
-                   {}, {}, {}});
+                   nullptr, {}, {}, {}});
   kinds.push_back({"papi_library_init_shutdown",
                    [] {
                      if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
                        throw std::runtime_error("PAPI_library_init failed");
                      PAPI_shutdown();
                    },
-                   {}, {}, {}});
+                   nullptr, {}, {}, {}});
+#endif
+  if (child) {  // an exec'd sample: the named kind's work, timed, to fd 3
+    for (const Kind& k : kinds)
+      if (std::string(k.name) == argv[2]) return timed(k.work, 3);
+    return 5;
+  }
+  // The same in a fresh program: what a tool started from a shell pays.
+  kinds.push_back({"hal_open_exec", {}, "hal_open", {}, {}, {}});
+#if PMC_BENCH_HAVE_PAPI
+  kinds.push_back({"papi_library_init_exec", {}, "papi_library_init", {}, {}, {}});
 #endif
   // Each round starts at the next kind: a kind run just after PAPI's (which leaves the caches to
   // its own data) is each kind in turn, not always the first.
@@ -135,7 +161,7 @@ int main(int argc, char** argv) {
       Kind& k = kinds[(j + static_cast<std::size_t>(i)) % kinds.size()];
       if (!k.skipped.empty()) continue;
       double wall = 0, cpu = 0;
-      if (sample(k.work, wall, cpu, k.skipped)) {
+      if (sample(k, wall, cpu, k.skipped)) {
         k.wall.push_back(wall);
         k.cpu.push_back(cpu);
       } else if (k.skipped.empty()) {
