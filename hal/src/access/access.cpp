@@ -1,5 +1,7 @@
 #include "access.hpp"
 
+#include "bundled.hpp"
+
 #include "clock.hpp"
 #include "perf_event.hpp"
 #include "text.hpp"
@@ -35,12 +37,10 @@ void Access::read_counts(std::span<Count> out) {
 PerfPmuFacts find_perf_pmu(const std::filesystem::path& sysfs_root) {
   // Text and system calls only: Hal::open asks this in every process that opens a HAL.
   PerfPmuFacts f;
-  std::string devices = sysfs_root.native();
-  if (devices.empty() || devices.back() != '/') devices += '/';
-  devices += "bus/event_source/devices";
+  const std::string devices = detail::joined_path(sysfs_root.native(), "bus/event_source/devices");
   f.directory = devices + "/cpu";
   for (const char* name : {"cpu", "cpu_core", "cpu_atom"}) {
-    std::string dir = devices + "/" + name;
+    std::string dir = detail::joined_path(devices, name);
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) continue;
     f.exposed = true;

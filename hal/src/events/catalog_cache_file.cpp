@@ -121,14 +121,19 @@ void write_cache_file(const std::string& key, const std::string& shape, const st
 
 bool& cache_bypassed() { return t_bypass; }
 
-std::optional<Header> read_header(std::FILE* f) {
+namespace {
+
+// The header's fields in file order, each read by take(to, n) (false: the input ended before
+// n bytes), checked against the checksum that follows them: a file's and bytes in memory alike.
+template <class Take>
+std::optional<Header> parse_header(Take take) {
   char magic[8];
   Header h;
   std::uint32_t key_size = 0, crc = 0;
   std::uint64_t shape_size = 0;
   Checksum sum;
   auto read = [&](void* to, std::size_t n) {
-    if (!read_exact(f, to, n)) return false;
+    if (!take(to, n)) return false;
     sum.add(to, n);
     return true;
   };
@@ -138,37 +143,25 @@ std::optional<Header> read_header(std::FILE* f) {
   if (!read(h.key.data(), key_size) || !read(&shape_size, 8) || shape_size > (1u << 28)) return std::nullopt;
   h.shape.resize(shape_size);
   if (!read(h.shape.data(), shape_size) || !read(&h.events_size, 8) || h.events_size > (1u << 30)) return std::nullopt;
-  if (!read_exact(f, &crc, 4) || crc != sum.value()) return std::nullopt;
+  if (!take(&crc, 4) || crc != sum.value()) return std::nullopt;
   h.events_offset = 8 + 8 + 4 + key_size + 8 + shape_size + 8 + 4;
   return h;
 }
 
-std::optional<HeaderView> header_in(std::string_view bytes) {
-  // The layout read_header reads, over bytes in memory.
+}  // namespace
+
+std::optional<Header> read_header(std::FILE* f) {
+  return parse_header([f](void* to, std::size_t n) { return read_exact(f, to, n); });
+}
+
+std::optional<Header> read_header(std::string_view bytes) {
   std::size_t at = 0;
-  auto take = [&](void* to, std::size_t n) {
+  return parse_header([&](void* to, std::size_t n) {
     if (bytes.size() - at < n) return false;
     std::memcpy(to, bytes.data() + at, n);
     at += n;
     return true;
-  };
-  auto view = [&](std::uint64_t n, std::string_view& out) {
-    if (bytes.size() - at < n) return false;
-    out = bytes.substr(at, static_cast<std::size_t>(n));
-    at += static_cast<std::size_t>(n);
-    return true;
-  };
-  char magic[8];
-  std::uint64_t generation = 0, shape_size = 0, events_size = 0;
-  std::uint32_t key_size = 0, crc = 0;
-  HeaderView h;
-  if (!take(magic, 8) || std::memcmp(magic, kMagic, 8) != 0) return std::nullopt;
-  if (!take(&generation, 8) || !take(&key_size, 4) || key_size > (1u << 24) || !view(key_size, h.key)) return std::nullopt;
-  if (!take(&shape_size, 8) || shape_size > (1u << 28) || !view(shape_size, h.shape)) return std::nullopt;
-  if (!take(&events_size, 8) || events_size > (1u << 30)) return std::nullopt;
-  const std::size_t summed = at;
-  if (!take(&crc, 4) || crc != checksum(bytes.data(), summed)) return std::nullopt;
-  return h;
+  });
 }
 
 std::string cache_file_bytes(const std::string& key, std::uint64_t generation, const std::string& shape,
@@ -316,13 +309,13 @@ std::optional<std::string> ParseCache::load(const std::string& key) {
   struct stat opened {};
   const std::optional<std::string> bytes = read_whole(file, opened);
   if (!bytes) return std::nullopt;
-  const std::optional<HeaderView> h = header_in(*bytes);
+  std::optional<Header> h = read_header(*bytes);
   if (!h) {
     discard(file, opened, "another format, or its header does not match its checksum");
     return std::nullopt;
   }
   if (h->key != key) return std::nullopt;  // another key of the same hash: not ours to remove
-  return std::string(h->shape);
+  return std::move(h->shape);
 }
 
 void ParseCache::store(const std::string& key, const std::string& payload) {

@@ -82,11 +82,7 @@ struct Header {
   std::uint64_t events_offset = 0, events_size = 0;  // the events' bytes (their checksum follows)
 };
 std::optional<Header> read_header(std::FILE* f);
-// The same header over a whole file's bytes, its key and shape viewed in them.
-struct HeaderView {
-  std::string_view key, shape;
-};
-std::optional<HeaderView> header_in(std::string_view bytes);
+std::optional<Header> read_header(std::string_view bytes);  // a whole file's bytes
 // The bytes of a cache file holding these sections (the layout in catalog_cache_file.cpp).
 std::string cache_file_bytes(const std::string& key, std::uint64_t generation, const std::string& shape,
                              const std::string& events, const std::string& names);

@@ -210,11 +210,8 @@ void discard(const fs::path& file, const struct stat& opened, const char* why) {
 }
 
 void discard(const fs::path& file, std::FILE* f, const char* why) {
-  struct stat opened{};
-  if (!f || ::fstat(fileno(f), &opened) != 0) {
-    cache_debug(fmt::format("{}: discarded ({}); it is written again at the next load", file.string(), why));
-    return;
-  }
+  struct stat opened{};  // (all zero when unknown: then no file is its)
+  if (f && ::fstat(fileno(f), &opened) != 0) opened = {};
   discard(file, opened, why);
 }
 

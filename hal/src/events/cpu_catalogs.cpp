@@ -161,10 +161,9 @@ std::vector<fs::path> index_files(const fs::path& cpu_dir) {
   std::error_code ec;
   const auto names = list_directory(cpu_dir.native(), ec);  // sorted
   if (!names) return out;
-  std::string prefix = cpu_dir.native();
-  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
   for (const std::string& name : *names)
-    if (name.size() >= 10 && name.starts_with("index") && name.ends_with(".toml")) out.emplace_back(prefix + name);
+    if (name.size() >= 10 && name.starts_with("index") && name.ends_with(".toml"))
+      out.emplace_back(joined_path(cpu_dir.native(), name));
   return out;
 }
 

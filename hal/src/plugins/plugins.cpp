@@ -268,10 +268,8 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
                       : fmt::format("plugin directory cannot be read: {}", ec.message()));
       continue;
     }
-    std::string prefix = dir.native();
-    if (!prefix.empty() && prefix.back() != '/') prefix += '/';
     for (const std::string& name : *names)
-      if (name.size() > 3 && name.ends_with(".so")) files.emplace_back(prefix + name);
+      if (name.size() > 3 && name.ends_with(".so")) files.emplace_back(joined_path(dir.native(), name));
     out.reserve(out.size() + files.size());
     for (const auto& f : files) {
       // A library that defines only a device model is loaded when a model is first needed

@@ -100,7 +100,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
         try {
           // (Looked up in the directory's listing, which this open made already.)
           const auto* memo = detail::scoped_listing(p.status.file.parent_path().native());
-          b.data = detail::data_file(detail::library_name(p.status.file), p.status.file,
+          b.data = detail::data_file(detail::library_name(p.status.file.native()), p.status.file,
                                      memo && *memo ? &**memo : nullptr);
           b.description = kept->description;
           b.later = detail::LaterBackend{p.status.file, kept->name, kept->profiles};
@@ -110,7 +110,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
           impl.candidates.push_back({kept->name, Match{0, fmt::format("its data file cannot be used: {}", e.what()), {}, {}}});
         }
       } else {
-        const std::string name = detail::library_name(p.status.file);
+        const std::string name = detail::library_name(p.status.file.native());
         impl.candidates.push_back(
             {name, Match{0, fmt::format("not loaded: backend = \"{}\" is named ({})", pre.config().backend,
                                         origin_of(pre.config(), "backend")),

@@ -20,17 +20,6 @@
 
 namespace pmc::detail {
 
-namespace {
-
-// dir + "/" + name as text (std::filesystem::path's operator/ splits both into components).
-std::string joined(std::string_view dir, std::string_view name) {
-  std::string out(dir);
-  if (!out.empty() && out.back() != '/') out += '/';
-  return out.append(name);
-}
-
-}  // namespace
-
 std::filesystem::path data_file(const std::string& name, const std::filesystem::path& plugin,
                                 const std::vector<std::string>* listing) {
   return data_file_text(name, plugin.native(), listing);
@@ -40,21 +29,20 @@ std::string data_file_text(const std::string& name, const std::string& lib, cons
   struct stat st {};
   const std::size_t slash = lib.rfind('/');
   const std::string file = name + ".toml";
-  const std::string beside = slash == std::string::npos ? file : joined(std::string_view(lib).substr(0, slash + 1), file);
+  const std::string beside = slash == std::string::npos ? file : joined_path(std::string_view(lib).substr(0, slash + 1), file);
   if ((!listing || std::binary_search(listing->begin(), listing->end(), file)) && scoped_stat(beside, st) == 0 &&
       S_ISREG(st.st_mode))
     return beside;
-  const std::string installed = joined(paths().events.native(), file);
+  const std::string installed = joined_path(paths().events.native(), file);
   if (scoped_stat(installed, st) == 0 && S_ISREG(st.st_mode)) return installed;
   throw Error(errc::not_found,
               fmt::format("backend '{}' has no data file: neither {} nor {} exists", name, beside, installed));
 }
 
-std::string library_name(const std::filesystem::path& lib) {
+std::string library_name(std::string_view p) {
   // The file name's stem, as std::filesystem::path::stem() gives it.
-  const std::string& p = lib.native();
   const std::size_t slash = p.rfind('/');
-  std::string name = slash == std::string::npos ? p : p.substr(slash + 1);
+  std::string name(slash == std::string_view::npos ? p : p.substr(slash + 1));
   if (const std::size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0) name.erase(dot);
   if (name.starts_with("lib")) name.erase(0, 3);
   return name;
@@ -101,8 +89,8 @@ Preselection::Preselection(const Config& config, CpuInfo& cpu, const std::vector
     if (!names) continue;
     for (const std::string& n : *names) {
       if (n.size() <= 6 || !n.starts_with("lib") || !n.ends_with(".so")) continue;
-      std::string lib = joined(dir.native(), n);
-      std::string name = n.substr(3, n.size() - 6);  // library_name(): libNAME.so
+      std::string lib = joined_path(dir.native(), n);
+      std::string name = library_name(n);
       if (name.ends_with("-model")) continue;        // a device model's library
       for (const auto& f : files)
         if (f.second == name) names_unique_ = false;
@@ -256,7 +244,7 @@ void Preselection::remember(const std::filesystem::path& lib, Probe probe) {
 }
 
 bool Preselection::load(const std::filesystem::path& lib) {
-  const std::string name = library_name(lib);
+  const std::string name = library_name(lib.native());
   if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
   seen_.push_back(name);
   if (config_.backend != "auto") return name == config_.backend;
@@ -264,7 +252,7 @@ bool Preselection::load(const std::filesystem::path& lib) {
 }
 
 std::optional<PluginKind> Preselection::pass_over(const std::filesystem::path& lib) {
-  const std::string name = library_name(lib);
+  const std::string name = library_name(lib.native());
   if (name.ends_with("-model")) return PluginKind::model;
   if (config_.backend != "auto" || std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return std::nullopt;
   if (!refused(lib, name)) {

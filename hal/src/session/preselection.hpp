@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pmc::detail {
@@ -39,7 +40,7 @@ std::string data_file_text(const std::string& name, const std::string& plugin,
 
 // The backend a library is named for: "NAME" for libNAME.so (the file name a backend's data file
 // <name>.toml goes with).
-std::string library_name(const std::filesystem::path& lib);
+std::string library_name(std::string_view lib);
 
 class Preselection {
  public:
