@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake make g++ libboost1.74-dev libboost-test1.74-dev libtomlplusplus-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev libbenchmark-dev pkgconf python3 python3-pytest libmuparser-dev prometheus-cpp-dev valgrind
-          libdw-dev
+          libdw-dev lld
           libpfm4-dev libpapi-dev linux-perf)  # the raw sides of bench/ (optional to the build)
 if [[ "${PMC_CXX:-}" == clang* ]]; then packages+=(clang-14 libclang-rt-14-dev); fi  # the sanitizer and libFuzzer runtimes too
 missing=()

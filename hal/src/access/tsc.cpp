@@ -356,8 +356,11 @@ TscFrequency tsc_frequency() {
       result.method = why;
       return;
     }
-    // tsc_available() read the native CPU: its leaves 15H, 16H and the hypervisor's.
-    const CpuidTable& cpuid = detail::native_cpu().raw;
+    // The native CPU's leaves 15H and 16H, and the hypervisor's 40000000H and 40000010H, which
+    // the native reading leaves to those who need them.
+    CpuInfo native = detail::native_cpu();
+    detail::read_native_leaf(native, 0x40000010, 0);
+    const CpuidTable& cpuid = native.raw;
     if (auto f = detail::tsc_frequency_from_cpuid(cpuid)) {
       result = *f;
       return;

@@ -1,14 +1,18 @@
 // What pmchal refuses to read when it runs as root (root_safety.hpp): the ownership and mode
-// walk from a file up to /, and the per-thread memory of directories found safe.
+// walk from a file up to /, and a scope's memory of directories found safe.
 #include "root_safety.hpp"
 
 #include <fmt/format.h>
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
+#include <type_traits>
 
 #include <string>
 #include <string_view>
@@ -59,7 +63,23 @@ struct RootChecks {
     return nullptr;
   }
 };
-thread_local RootChecks* t_checks = nullptr;
+// The memory of the process's current scope and the thread that owns it: one scope at a time,
+// and a thread that opens a HAL while another thread's scope lasts works without the memory, as
+// outside a scope (it is only a memory). Not thread_local: in a shared library the first access
+// to one costs a process a lookup of __tls_get_addr through every library it has loaded, with a
+// page fault at each, which was a sixth of a fresh process's Hal::open (docs/performance.md).
+// g_memo is written and read only by the thread g_owner names.
+std::atomic<std::uintptr_t> g_owner{0};
+RootChecks* g_memo = nullptr;
+
+std::uintptr_t this_thread_id() {
+  const pthread_t self = ::pthread_self();
+  if constexpr (std::is_pointer_v<pthread_t>) return reinterpret_cast<std::uintptr_t>(self);
+  else return static_cast<std::uintptr_t>(self);
+}
+
+// This thread's scope's memory; nullptr outside a scope (or inside one that owns none).
+RootChecks* memo() { return g_owner.load(std::memory_order_acquire) == this_thread_id() ? g_memo : nullptr; }
 
 // The paths here are strings: std::filesystem::path splits itself into components at every
 // construction, which was most of what opening a HAL spent on these checks.
@@ -88,7 +108,8 @@ std::string parent_of(const std::string& p) {
 // not a symbolic link (one lstat; the parent's answer is shared by its other children), else
 // what std::filesystem::canonical says. Empty when it cannot be resolved.
 std::string real_dir(const std::string& dir) {
-  if (const std::string* known = t_checks->real_of(dir)) return *known;
+  RootChecks* const checks = memo();  // (called within a scope)
+  if (const std::string* known = checks->real_of(dir)) return *known;
   std::string out;
   struct stat st {};
   if (plain_absolute(dir) && scoped_stat(dir, st, false) == 0 && S_ISDIR(st.st_mode)) {
@@ -101,7 +122,7 @@ std::string real_dir(const std::string& dir) {
     out = std::filesystem::canonical(dir, ec).native();
     if (ec) out.clear();
   }
-  t_checks->real.emplace_back(dir, out);
+  checks->real.emplace_back(dir, out);
   return out;
 }
 
@@ -109,7 +130,7 @@ std::string real_dir(const std::string& dir) {
 std::string real_path(const std::filesystem::path& file) {
   std::error_code ec;
   struct stat st {};
-  if (t_checks && file.has_parent_path() && scoped_stat(file.native(), st, false) == 0 && !S_ISLNK(st.st_mode)) {
+  if (memo() && file.has_parent_path() && scoped_stat(file.native(), st, false) == 0 && !S_ISLNK(st.st_mode)) {
     const std::string dir = real_dir(file.parent_path().native());
     if (!dir.empty()) return (dir == "/" ? std::string() : dir) + "/" + file.filename().native();
   }
@@ -121,20 +142,29 @@ std::string real_path(const std::filesystem::path& file) {
 }  // namespace
 
 RootCheckScope::RootCheckScope() {
-  if (!t_checks) {
-    t_checks = new RootChecks;
-    owner_ = true;
+  const std::uintptr_t me = this_thread_id();
+  std::uintptr_t none = 0;
+  // Nested in this thread's scope, or beside another thread's: no memory of its own.
+  if (!g_owner.compare_exchange_strong(none, me, std::memory_order_acq_rel)) return;
+  try {
+    g_memo = new RootChecks;
+  } catch (...) {
+    g_owner.store(0, std::memory_order_release);
+    throw;
   }
+  owner_ = true;
 }
 
 RootCheckScope::~RootCheckScope() {
   if (!owner_) return;
-  delete t_checks;
-  t_checks = nullptr;
+  delete g_memo;
+  g_memo = nullptr;
+  g_owner.store(0, std::memory_order_release);
 }
 
 std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
-  if (t_checks ? !t_checks->root : ::geteuid() != 0) return std::nullopt;
+  RootChecks* const checks = memo();
+  if (checks ? !checks->root : ::geteuid() != 0) return std::nullopt;
   // The real path: a symbolic link leads to a file others may control in a directory that is
   // not above the name given.
   const std::string p = real_path(file);
@@ -144,7 +174,7 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
   std::vector<std::string> checked;
   bool first = true;
   for (std::string at = p; !at.empty(); at = parent_of(at)) {
-    if (!first && t_checks && t_checks->safe(at)) break;
+    if (!first && checks && checks->safe(at)) break;
     struct stat st {};
     if (scoped_stat(at, st) != 0) break;
     const char* what = S_ISDIR(st.st_mode) ? "directory" : "file";
@@ -158,21 +188,22 @@ std::optional<std::string> unsafe_for_root(const std::filesystem::path& file) {
     first = false;
     if (at == "/") break;
   }
-  if (t_checks)
+  if (checks)
     for (auto& d : checked)
-      if (!t_checks->safe(d)) t_checks->safe_dirs.push_back(std::move(d));
+      if (!checks->safe(d)) checks->safe_dirs.push_back(std::move(d));
   return std::nullopt;
 }
 
 int scoped_stat(const std::filesystem::path& p, struct stat& st, bool follow) { return scoped_stat(p.native(), st, follow); }
 
 int scoped_stat(const std::string& p, struct stat& st, bool follow) {
-  if (!t_checks) return follow ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
-  const StatMemo* m = t_checks->stat_of(p, follow);
+  RootChecks* const checks = memo();
+  if (!checks) return follow ? ::stat(p.c_str(), &st) : ::lstat(p.c_str(), &st);
+  const StatMemo* m = checks->stat_of(p, follow);
   if (!m) {
     StatMemo made;
     // What lstat said of a path that is no symbolic link is what stat says of it.
-    const StatMemo* l = follow ? t_checks->stat_of(p, false) : nullptr;
+    const StatMemo* l = follow ? checks->stat_of(p, false) : nullptr;
     if (l && l->rc == 0 && !S_ISLNK(l->st.st_mode)) {
       made = *l;
     } else {
@@ -181,8 +212,8 @@ int scoped_stat(const std::string& p, struct stat& st, bool follow) {
       made.err = made.rc == 0 ? 0 : errno;
     }
     made.follow = follow;
-    t_checks->stats.push_back(std::move(made));
-    m = &t_checks->stats.back();
+    checks->stats.push_back(std::move(made));
+    m = &checks->stats.back();
   }
   if (m->rc != 0) {
     errno = m->err;
@@ -193,10 +224,11 @@ int scoped_stat(const std::string& p, struct stat& st, bool follow) {
 }
 
 std::optional<std::vector<std::string>>* scoped_listing(const std::string& dir) {
-  if (!t_checks) return nullptr;
-  for (auto& [d, listing] : t_checks->listings)
+  RootChecks* const checks = memo();
+  if (!checks) return nullptr;
+  for (auto& [d, listing] : checks->listings)
     if (d == dir) return &listing;
-  return &t_checks->listings.emplace_back(dir, std::nullopt).second;
+  return &checks->listings.emplace_back(dir, std::nullopt).second;
 }
 
 std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path& dir, bool create) {

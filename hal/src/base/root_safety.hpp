@@ -31,7 +31,8 @@ std::optional<std::string> unsafe_directory_for_root(const std::filesystem::path
 // it found safe and does not walk them again, and scoped_stat remembers what each path's stat
 // said: opening a HAL reads twenty-odd files under the same few directories, and the safety
 // walk, the parse cache's key and the plugin checks would each stat them again. Scopes nest;
-// the outermost one owns the memory.
+// the outermost one owns the memory. One thread's scope has it at a time: a scope made while
+// another thread's lasts has none, and works as outside a scope.
 class RootCheckScope {
  public:
   RootCheckScope();

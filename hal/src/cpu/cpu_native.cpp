@@ -8,13 +8,22 @@
 
 #include <atomic>
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define PMC_HAVE_CPUID 1
+#if defined(__GLIBC__) && __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>  // glibc 2.33 and later: __x86_get_cpuid_feature_leaf
+#define PMC_HAVE_STARTUP_CPUID 1
+#endif
 #else
 #define PMC_HAVE_CPUID 0
+#endif
+#ifndef PMC_HAVE_STARTUP_CPUID
+#define PMC_HAVE_STARTUP_CPUID 0
 #endif
 
 namespace pmc {
@@ -39,10 +48,10 @@ constexpr std::uint32_t kHypervisorBase = 0x40000000, kHypervisorTiming = 0x4000
 // the in-tree backends and models read at every Hal::open: 0 and 1 (vendor, signature,
 // features), 7 (features, hybrid), 0AH and 23H (architectural perfmon), 15H and 16H (the TSC
 // rate), 1AH (hybrid core type); 80000001H (AMD perfmon features), 80000002H-80000004H (brand),
-// 80000022H (PerfMonV2); and the hypervisor's 40000000H and 40000010H. Others are read when asked
-// for (read_native_leaf): the cache leaves 2, 4, 80000005H, 80000006H and 8000001DH by
-// emulation (cache_hierarchy), a leaf a backend's probe table names by Hal::open. A CPUID dump
-// keeps every leaf it has.
+// 80000022H (PerfMonV2). Others are read when asked for (read_native_leaf): the cache leaves 2,
+// 4, 80000005H, 80000006H and 8000001DH by emulation (cache_hierarchy), the hypervisor's
+// 40000000H and 40000010H by the TSC's rate (tsc.cpp), a leaf a backend's probe table names by
+// Hal::open. A CPUID dump keeps every leaf it has.
 constexpr std::uint32_t kNativeLeaves[] = {0x00, 0x01, 0x07, 0x0A, 0x15, 0x16, 0x1A, 0x23};
 constexpr std::uint32_t kNativeExtLeaves[] = {0x80000001, 0x80000002, 0x80000003, 0x80000004, 0x80000022};
 
@@ -55,7 +64,51 @@ bool intel_leaf_on_amd(std::uint32_t vendor_ebx, std::uint32_t leaf) {
   return reserved && (leaf == 0x0A || leaf == 0x15 || leaf == 0x16 || leaf == 0x1A || leaf == 0x23);
 }
 
+// Whether glibc's copy of the leaves it reads at start-up (startup_cpuid) is complete for this
+// vendor: its dynamic loader reads 80000001H only on the parts it knows ("GenuineIntel",
+// "AuthenticAMD", "HygonGenuine", "CentaurHauls", "  Shanghai  "), leaf 1 and leaf 7 on all.
+// Set by read_native_cpu from leaf 0 (the same answer in every thread, hence relaxed).
+std::atomic<bool> g_startup_has_extended{false};
+
+bool vendor_read_fully_by_glibc(const CpuidRegs& l0) {
+  constexpr std::uint32_t kEbx[] = {0x756E6547, 0x68747541, 0x6F677948, 0x746E6543, 0x68532020};
+  constexpr std::uint32_t kEcx[] = {0x6C65746E, 0x444D4163, 0x656E6975, 0x736C7561, 0x20206961};
+  for (std::size_t i = 0; i < std::size(kEbx); ++i)
+    if (l0.ebx == kEbx[i] && l0.ecx == kEcx[i]) return true;
+  return false;
+}
+
+// The answer glibc's dynamic loader got from CPUID at this process's start, which it keeps
+// (<sys/platform/x86.h>, __x86_get_cpuid_feature_leaf): leaf 1, leaf 7 subleaves 0 and 1, and
+// 80000001H. Each CPUID instruction not executed is a trap to the hypervisor saved in a virtual
+// machine (docs/performance.md). The loader reads leaf 7 when leaf 0 says it exists and
+// 80000001H when 80000000H does, as the callers here ask only for leaves the CPU has; leaf 1's
+// EBX[31:24] (the initial APIC ID) is then the CPU the process started on, as any reading's is
+// the CPU it ran on. nullopt: a leaf glibc does not keep, or no glibc.
+std::optional<CpuidRegs> startup_cpuid(std::uint32_t leaf, std::uint32_t subleaf) {
+#if PMC_HAVE_STARTUP_CPUID
+  unsigned index = 0;
+  if (leaf == 1 && subleaf == 0) index = CPUID_INDEX_1;
+  else if (leaf == 7 && subleaf == 0) index = CPUID_INDEX_7;
+  else if (leaf == 7 && subleaf == 1) index = CPUID_INDEX_7_ECX_1;
+  else if (leaf == 0x80000001 && subleaf == 0 && g_startup_has_extended.load(std::memory_order_relaxed))
+    index = CPUID_INDEX_80000001;
+  else return std::nullopt;
+  const cpuid_feature* f = __x86_get_cpuid_feature_leaf(index);
+  if (f == nullptr) return std::nullopt;
+  const CpuidRegs r{f->cpuid_array[0], f->cpuid_array[1], f->cpuid_array[2], f->cpuid_array[3]};
+  // Leaf 1 EAX is never 0 where the loader read it (the signature's family is at least 4).
+  if (leaf == 1 && r.eax == 0) return std::nullopt;
+  return r;
+#else
+  (void)leaf;
+  (void)subleaf;
+  return std::nullopt;
+#endif
+}
+
 CpuidRegs native_cpuid(std::uint32_t leaf, std::uint32_t subleaf) {
+  if (const auto kept = startup_cpuid(leaf, subleaf)) return *kept;
   unsigned a = 0, b = 0, c = 0, d = 0;
   __cpuid_count(leaf, subleaf, a, b, c, d);
   return {a, b, c, d};
@@ -149,6 +202,7 @@ CpuInfo read_native_cpu() {
 #endif
   const CpuidRegs l0 = native_cpuid(0, 0);
   t.set(0, 0, l0);
+  g_startup_has_extended.store(vendor_read_fully_by_glibc(l0), std::memory_order_relaxed);
   const std::uint32_t max_leaf = l0.eax;
   // A CPU whose leaf 0 says 0 has no leaf 1 to decode.
   if (max_leaf == 0) throw Error(errc::not_supported, "native: CPUID is unavailable or reports no leaf 1");
@@ -162,14 +216,6 @@ CpuInfo read_native_cpu() {
   if ((ext0.eax & 0xFFFF0000u) == kExtBase) {
     for (std::uint32_t leaf : kNativeExtLeaves)
       if (leaf <= ext0.eax && leaf <= kMaxExtLeaf) read_leaf(t, leaf);
-  }
-  // Under a hypervisor (CPUID.1:ECX[31]), its range 40000000H: the vendor leaf and, where the
-  // vendor leaf reaches it, the timing leaf 40000010H (the TSC rate, tsc.cpp).
-  if (const auto l1 = t.get(1); l1 && bit(l1->ecx, 31)) {
-    const CpuidRegs h0 = native_cpuid(kHypervisorBase, 0);
-    t.set(kHypervisorBase, 0, h0);
-    if (h0.eax >= kHypervisorTiming && h0.eax <= kHypervisorBase + 0xFF)
-      t.set(kHypervisorTiming, 0, native_cpuid(kHypervisorTiming, 0));
   }
   CpuInfo cpu = decode_cpuid(std::move(t), "native");
   cpu.from = CpuSource::native;
@@ -200,6 +246,15 @@ void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
 #if PMC_HAVE_CPUID
   if (cpu.isa != Isa::x86 || !cpu.native() || cpu.raw.get(leaf, subleaf) || cpu.raw.get(leaf, 0)) return;
   if (const auto l0 = cpu.raw.get(0); l0 && intel_leaf_on_amd(l0->ebx, leaf)) return;
+  // The hypervisor's range (only under one: CPUID.1:ECX[31]), as far as its vendor leaf
+  // 40000000H says (EAX: its largest leaf).
+  if (leaf >= kHypervisorBase && leaf <= kHypervisorBase + 0xFF) {
+    const auto l1 = cpu.raw.get(1);
+    if (!l1 || !bit(l1->ecx, 31)) return;
+    if (!cpu.raw.get(kHypervisorBase)) cpu.raw.set(kHypervisorBase, 0, native_cpuid(kHypervisorBase, 0));
+    if (leaf != kHypervisorBase && leaf <= cpu.raw.get(kHypervisorBase)->eax) cpu.raw.set(leaf, 0, native_cpuid(leaf, 0));
+    return;
+  }
   const bool extended = leaf >= kExtBase;
   if (extended ? leaf > cpu.max_ext_leaf || leaf > kMaxExtLeaf : leaf > cpu.max_leaf || leaf > kMaxBasicLeaf) return;
   read_leaf(cpu.raw, leaf);

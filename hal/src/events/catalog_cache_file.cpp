@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -37,8 +38,11 @@ namespace {
 
 constexpr char kMagic[8] = {'P', 'M', 'C', 'C', 'A', 'T', '0', '4'};
 
-// While a catalog is loaded again because its cache file failed: no cache (no recursion).
+// While a catalog is loaded again because its cache file failed: no cache (no recursion). The
+// thread's flag is read only while some thread has it set: the first access to a thread-local
+// variable costs a fresh process a lookup through every library (root_safety.cpp).
 thread_local bool t_bypass = false;
+std::atomic<int> g_bypassing{0};
 
 // Files
 
@@ -119,7 +123,13 @@ void write_cache_file(const std::string& key, const std::string& shape, const st
 
 }  // namespace
 
-bool& cache_bypassed() { return t_bypass; }
+bool cache_bypassed() { return g_bypassing.load(std::memory_order_acquire) != 0 && t_bypass; }
+
+void bypass_cache(bool on) {
+  if (t_bypass == on) return;
+  t_bypass = on;
+  g_bypassing.fetch_add(on ? 1 : -1, std::memory_order_acq_rel);
+}
 
 namespace {
 
@@ -190,7 +200,9 @@ std::optional<fs::path> CatalogCache::directory() {
     std::string env;  // the three variables as they were, "\0"-separated ("\1": unset)
     std::optional<fs::path> dir;
   };
-  static Last last;
+  // Never destroyed: no exit handler to register (a write to the C library's data, a page
+  // fault in a freshly forked process), and usable from other statics' destructors.
+  static Last& last = *new Last;
   const char* names[] = {"PMC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
   const char* values[3];
   std::string env;
@@ -227,7 +239,7 @@ fs::path CatalogCache::file_of(const fs::path& dir, const std::string& key) {
 std::string CatalogCache::step_key(const EventCatalog& cat, const fs::path& path, std::string_view backend,
                                    const std::vector<fs::path>& files) {
   const CatalogState* state = CatalogState::find(cat);
-  if (t_bypass || (state && state->cache_key == kUncacheable) || !directory()) return {};
+  if (cache_bypassed() || (state && state->cache_key == kUncacheable) || !directory()) return {};
   std::string key = state ? state->cache_key : std::string();
   if (key.empty()) {
     // Only a catalog nothing was loaded into starts a key.

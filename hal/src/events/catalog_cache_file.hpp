@@ -35,8 +35,9 @@ void put_name_table(Writer& w, const std::vector<EventDef>& events, const std::v
 std::uint32_t name_hash(std::string_view name);  // of a name as iequal compares it
 
 // True while a catalog is loaded again because its cache file failed: no cache (no recursion).
-// Each thread's own.
-bool& cache_bypassed();
+// Each thread's own; bypass_cache sets it for this thread.
+bool cache_bypassed();
+void bypass_cache(bool on);
 
 struct FileCloser {
   std::FILE* f;

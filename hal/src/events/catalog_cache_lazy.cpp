@@ -267,7 +267,7 @@ void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {
     }
   }
   // The cache file went away, changed or is damaged: load the files again.
-  cache_bypassed() = true;
+  bypass_cache(true);
   try {
     EventCatalog again;
     std::string_view key = src.key;
@@ -282,10 +282,10 @@ void CatalogCache::decode(const EventCatalog& cat, std::vector<EventDef>& out) {
     }
     out = again.events_;
   } catch (...) {
-    cache_bypassed() = false;
+    bypass_cache(false);
     throw;
   }
-  cache_bypassed() = false;
+  bypass_cache(false);
 }
 
 }  // namespace detail

@@ -67,7 +67,10 @@ void append_cpu(std::string& key, const CpuInfo& cpu) {
     number(v);
   key += '\n';
   for (const auto& [at, r] : cpu.raw.all()) {
-    for (std::uint64_t v : {at.first, at.second, r.eax, r.ebx, r.ecx, r.edx}) number(v);
+    // Leaf 1 EBX[31:24] is the initial APIC ID of the CPU the reading ran on: no probe looks at
+    // it, and with it each CPU of a large machine would make a record of its own.
+    const std::uint32_t ebx = at.first == 1 && at.second == 0 ? r.ebx & 0x00FFFFFFu : r.ebx;
+    for (std::uint64_t v : {at.first, at.second, r.eax, std::uint32_t{ebx}, r.ecx, r.edx}) number(v);
     key += '\n';
   }
 }
