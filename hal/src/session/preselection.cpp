@@ -50,6 +50,14 @@ std::string library_name(std::string_view p) {
 
 namespace {
 
+// A CPUID answer as the record keys and keeps it: leaf 1's EBX[31:24] is the initial APIC ID of
+// the CPU the reading ran on, which no probe looks at; with it, each CPU of a machine would have
+// a key of its own, or (in the compared leaves) rewrite the record the others wrote.
+CpuidRegs record_regs(std::uint32_t leaf, std::uint32_t subleaf, CpuidRegs r) {
+  if (leaf == 1 && subleaf == 0) r.ebx &= 0x00FFFFFFu;
+  return r;
+}
+
 // What of the CPU a probe table can look at (probe_rule_matches, probe_subject), as text for
 // the record's key: the identification and every raw CPUID answer read so far.
 void append_cpu(std::string& key, const CpuInfo& cpu) {
@@ -67,10 +75,8 @@ void append_cpu(std::string& key, const CpuInfo& cpu) {
     number(v);
   key += '\n';
   for (const auto& [at, r] : cpu.raw.all()) {
-    // Leaf 1 EBX[31:24] is the initial APIC ID of the CPU the reading ran on: no probe looks at
-    // it, and with it each CPU of a large machine would make a record of its own.
-    const std::uint32_t ebx = at.first == 1 && at.second == 0 ? r.ebx & 0x00FFFFFFu : r.ebx;
-    for (std::uint64_t v : {at.first, at.second, r.eax, std::uint32_t{ebx}, r.ecx, r.edx}) number(v);
+    const CpuidRegs k = record_regs(at.first, at.second, r);
+    for (std::uint64_t v : {at.first, at.second, k.eax, k.ebx, k.ecx, k.edx}) number(v);
     key += '\n';
   }
 }
@@ -169,7 +175,7 @@ void Preselection::store() {
     w.u32(leaf);
     w.u32(subleaf);
     w.b(r.has_value());
-    const CpuidRegs v = r.value_or(CpuidRegs{});
+    const CpuidRegs v = record_regs(leaf, subleaf, r.value_or(CpuidRegs{}));
     for (std::uint32_t x : {v.eax, v.ebx, v.ecx, v.edx}) w.u32(x);
   }
   w.u32(static_cast<std::uint32_t>(verdicts_.size()));
@@ -202,7 +208,8 @@ bool Preselection::restore(std::size_t expected) {
       for (std::uint32_t* x : {&v.eax, &v.ebx, &v.ecx, &v.edx}) *x = r.u32();
       read_native_leaf(cpu_, leaf, subleaf);
       const std::optional<CpuidRegs> now = cpu_.raw.get(leaf, subleaf);
-      if (now.has_value() != present || (present && !(*now == v))) return false;  // another CPU answers
+      if (now.has_value() != present || (present && !(record_regs(leaf, subleaf, *now) == v)))
+        return false;  // another CPU answers
     }
     std::vector<Verdict> verdicts(r.count());
     if (verdicts.size() != expected) return false;

@@ -12,12 +12,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using pmc_test::Result;
 
@@ -150,4 +157,45 @@ BOOST_FIXTURE_TEST_CASE(verdicts_kept_for_one_cpu_are_not_another_cpus, Cli) {
   for (int round = 0; round < 2; ++round)
     for (std::size_t i = 0; i < dumps.size(); ++i)
       BOOST_TEST(probe(dumps[i]) == own[i], dumps[i] << " round " << round);
+}
+
+// The CPUs of one machine differ in the initial APIC ID leaf 1 gives (EBX[31:24], the CPU the
+// reading ran on): a record one of them wrote is kept by the others, not evaluated and written
+// again at each open that runs on another CPU (one record, untouched, in a cache they share).
+BOOST_FIXTURE_TEST_CASE(a_record_is_kept_on_every_cpu_of_a_machine, Cli) {
+  const std::string dump = pmc_test::slurp(fs::path(PMC_SOURCE_DIR) / "data/cpuid/amd-zen4-kvm.txt");
+  const std::string leaf1 = "   0x00000001 0x00: eax=0x00a10f11 ebx=0x01020800";
+  BOOST_TEST_REQUIRE(dump.find(leaf1) != std::string::npos);
+  std::string other = dump;
+  other.replace(other.find(leaf1), leaf1.size(), "   0x00000001 0x00: eax=0x00a10f11 ebx=0x00020800");
+  const fs::path cpu1 = tmp.path() / "cpu1.txt", cpu0 = tmp.path() / "cpu0.txt";
+  pmc_test::spit(cpu1, dump);
+  pmc_test::spit(cpu0, other);
+  // The cache's files, each with its inode and modification time (a rewrite renames a new file
+  // into place).
+  const fs::path cache = tmp.path() / "cache";
+  auto files = [&cache] {
+    std::map<std::string, std::pair<std::uintmax_t, long long>> out;
+    for (const auto& e : fs::directory_iterator(cache)) {
+      struct stat st {};
+      BOOST_TEST_REQUIRE(::stat(e.path().c_str(), &st) == 0);
+      out[e.path().filename().string()] = {st.st_ino, static_cast<long long>(st.st_mtim.tv_nsec) + st.st_mtim.tv_sec * 1000000000LL};
+    }
+    return out;
+  };
+  Result first = pmc({"probe", "--cpuid-dump", cpu1.string()});
+  BOOST_TEST_REQUIRE(first.status == 0, first);
+  BOOST_TEST_REQUIRE(pmc({"probe", "--cpuid-dump", cpu1.string()}).status == 0);
+  const auto before = files();
+  for (int round = 0; round < 2; ++round)
+    for (const fs::path& cpu : {cpu0, cpu1}) {
+      Result r = pmc({"probe", "--cpuid-dump", cpu.string()});
+      BOOST_TEST_REQUIRE(r.status == 0, r);
+      // The same report, but for the file the CPU came from.
+      std::string out = r.out;
+      for (std::size_t at = out.find(cpu.string()); at != std::string::npos; at = out.find(cpu.string(), at + 1))
+        out.replace(at, cpu.string().size(), cpu1.string());
+      BOOST_TEST(out == first.out, cpu << "\n" << r.out);
+    }
+  BOOST_TEST((files() == before), "the cache's files changed");
 }
