@@ -16,7 +16,10 @@
 #include <cpuid.h>
 #define PMC_HAVE_CPUID 1
 #if defined(__GLIBC__) && __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>  // glibc 2.33 and later: __x86_get_cpuid_feature_leaf
+// glibc 2.33 and later (<sys/platform/x86.h>, whose inline helpers Clang's C++ refuses: _Bool):
+// the loader's CPUID answers by index, CPUID_INDEX_1 0, CPUID_INDEX_7 1, CPUID_INDEX_80000001 2,
+// CPUID_INDEX_7_ECX_1 6; each entry's first member is the four registers as CPUID gave them.
+extern "C" const void* __x86_get_cpuid_feature_leaf(unsigned int);
 #define PMC_HAVE_STARTUP_CPUID 1
 #endif
 #else
@@ -40,7 +43,7 @@ using detail::kExtBase;
 constexpr std::uint32_t kMaxSubleaves = 64;
 constexpr std::uint32_t kMaxBasicLeaf = 0xFF;
 constexpr std::uint32_t kMaxExtLeaf = kExtBase + 0xFF;
-constexpr std::uint32_t kHypervisorBase = 0x40000000, kHypervisorTiming = 0x40000010;
+constexpr std::uint32_t kHypervisorBase = 0x40000000;
 
 // The leaves a native reading holds. In a virtual machine each CPUID instruction traps to the
 // hypervisor (about 6 us on the project's guests: the whole table, 65 instructions there, took
@@ -88,15 +91,14 @@ bool vendor_read_fully_by_glibc(const CpuidRegs& l0) {
 std::optional<CpuidRegs> startup_cpuid(std::uint32_t leaf, std::uint32_t subleaf) {
 #if PMC_HAVE_STARTUP_CPUID
   unsigned index = 0;
-  if (leaf == 1 && subleaf == 0) index = CPUID_INDEX_1;
-  else if (leaf == 7 && subleaf == 0) index = CPUID_INDEX_7;
-  else if (leaf == 7 && subleaf == 1) index = CPUID_INDEX_7_ECX_1;
-  else if (leaf == 0x80000001 && subleaf == 0 && g_startup_has_extended.load(std::memory_order_relaxed))
-    index = CPUID_INDEX_80000001;
+  if (leaf == 1 && subleaf == 0) index = 0;
+  else if (leaf == 7 && subleaf == 0) index = 1;
+  else if (leaf == 7 && subleaf == 1) index = 6;
+  else if (leaf == 0x80000001 && subleaf == 0 && g_startup_has_extended.load(std::memory_order_relaxed)) index = 2;
   else return std::nullopt;
-  const cpuid_feature* f = __x86_get_cpuid_feature_leaf(index);
+  const auto* f = static_cast<const std::uint32_t*>(__x86_get_cpuid_feature_leaf(index));
   if (f == nullptr) return std::nullopt;
-  const CpuidRegs r{f->cpuid_array[0], f->cpuid_array[1], f->cpuid_array[2], f->cpuid_array[3]};
+  const CpuidRegs r{f[0], f[1], f[2], f[3]};
   // Leaf 1 EAX is never 0 where the loader read it (the signature's family is at least 4).
   if (leaf == 1 && r.eax == 0) return std::nullopt;
   return r;
