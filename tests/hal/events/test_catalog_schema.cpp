@@ -282,6 +282,8 @@ BOOST_AUTO_TEST_CASE(refusals_name_file_line_and_column) {
       {"[[event]]\nname = \"X\"\ncode = 1\ndesc = \"d\"\nexclusive = 1\n", "t.toml:25:13: 'exclusive' must be"},
       {"[extra.bad]\nmsrs = []\n", "t.toml:22:8: 'msrs' must not be empty"},
       {"[extra.bad]\nmsrs = [0x3F6]\nwhat = 1\n", "t.toml:23:1: unknown key 'what' in [extra.bad]"},
+      // A declaration without its MSRs (found by fuzz/fuzz_events_toml.cpp: it read the missing key).
+      {"[extra.bad]\n\n", "t.toml:21:1: missing required key 'msrs'"},
   };
   for (const auto& c : cases) {
     const std::string m = load_error(c.body);
