@@ -3,12 +3,14 @@
 
 In a freshly started (or forked) process every 64 KiB of code first run is a page fault; the
 functions a Hal::open runs were spread over a dozen such windows of libpmchal's 1.6 MB of code.
-hal/CMakeLists.txt has gold lay out the functions hal/hot-functions.txt names first, in its order
+hal/CMakeLists.txt has lld lay out the functions hal/hot-functions.txt names first, in its order
 (docs/performance.md, "Code layout"). This script writes that file from what callgrind sees:
 
   1. the functions run inside Hal::open when the probe record is kept (`pmc probe`, twice: the
      first run writes the record into a temporary cache directory);
-  2. then the other functions `pmc stat -- true` runs (the CLI's cold path as a user meets it).
+  2. then the other functions `pmc stat -- true` runs (the CLI's cold path as a user meets it);
+  3. then those of a first encoding (`pmc encode cycles`: the backend loaded at its first use,
+     its catalog restored from the parse cache and the event found).
 
   scripts/hot_functions.py [BUILD]            rewrite hal/hot-functions.txt from BUILD (./build)
   scripts/hot_functions.py [BUILD] --check    say how much of what Hal::open runs the file names;
@@ -25,9 +27,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIST = os.path.join(ROOT, "hal", "hot-functions.txt")
 HEADER = """\
-# The functions of libpmchal a cold start runs (mangled names), in the order gold lays them out
+# The functions of libpmchal a cold start runs (mangled names), in the order lld lays them out
 # (hal/CMakeLists.txt; docs/performance.md, "Code layout"). Written by scripts/hot_functions.py:
-# first what Hal::open runs when the probe record is kept, then the rest of `pmc stat -- true`.
+# first what Hal::open runs when the probe record is kept, then the rest of `pmc stat -- true` and
+# of a first `pmc encode cycles`.
 # A name that no longer exists costs nothing; a function missing here only loses its place.
 """
 
@@ -58,7 +61,13 @@ def measure(build):
         executed(build, ["probe"], None, env)  # writes the probe record
         opening = executed(build, ["probe"], "_ZN3pmc3Hal4open*", env)
         stat = executed(build, ["stat", "--", "true"], None, env)
-    return opening, [n for n in stat if n not in opening]
+        executed(build, ["encode", "cycles"], None, env)  # writes the catalog's cache file
+        encode = executed(build, ["encode", "cycles"], None, env)
+    rest = []
+    for n in stat + encode:
+        if n not in opening and n not in rest:
+            rest.append(n)
+    return opening, rest
 
 
 def main():
@@ -80,7 +89,7 @@ def main():
         f.write(HEADER)
         for n in opening + rest:
             f.write(n + "\n")
-    print(f"{LIST}: {len(opening)} functions of Hal::open, {len(rest)} more of pmc stat -- true")
+    print(f"{LIST}: {len(opening)} functions of Hal::open, {len(rest)} more of pmc stat -- true and pmc encode")
     return 0
 
 
