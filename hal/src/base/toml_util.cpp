@@ -61,8 +61,6 @@ void check_keys(const toml::table& table, std::initializer_list<std::string_view
   }
 }
 
-const toml::node& node_of(const toml::table& t, std::string_view key) { return *t.get(key); }
-
 std::string where_table(const toml::table& t) { return where(t.source()); }
 
 namespace {
@@ -74,6 +72,12 @@ namespace {
           fmt::format("'{}' must be {}, not {}", key, want, type_name(n.type())));
 }
 }  // namespace
+
+const toml::node& node_of(const toml::table& t, std::string_view key) {
+  const toml::node* n = t.get(key);
+  if (!n) missing(t, key);
+  return *n;
+}
 
 std::optional<std::string> get_string(const toml::table& t, std::string_view key, bool required) {
   const toml::node* n = t.get(key);

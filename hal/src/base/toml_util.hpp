@@ -43,7 +43,8 @@ std::optional<std::vector<std::string>> get_strings(const toml::table& t, std::s
                                                     bool required = false);
 std::optional<std::vector<std::int64_t>> get_ints(const toml::table& t, std::string_view key,
                                                   bool required = false);
-// Position of the value for key (for range errors after reading it).
+// Position of the value for key (for range errors after reading it); a missing key is the
+// "missing required key" error at the table.
 const toml::node& node_of(const toml::table& t, std::string_view key);
 // Where the table itself starts (for "missing key" errors).
 std::string where_table(const toml::table& t);

@@ -26,8 +26,8 @@ namespace {
 // An array of MSR addresses (0 to 0xFFFFFFFF), non-empty.
 std::vector<std::uint32_t> read_msrs(const toml::table& t, std::string_view key) {
   std::vector<std::uint32_t> out;
-  const auto values = get_ints(t, key, true);  // (throws when the key is missing)
   const toml::node& n = node_of(t, key);
+  const auto values = get_ints(t, key, true);
   const auto& arr = *n.as_array();
   if (values->empty()) fail_at(n, errc::invalid_argument, fmt::format("'{}' must not be empty", key));
   for (std::size_t i = 0; i < values->size(); ++i) {
