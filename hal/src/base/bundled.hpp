@@ -16,7 +16,9 @@ namespace pmc::detail {
 // dir + "/" + name as text (std::filesystem::path's operator/ splits both into components, which
 // Hal::open's lookups spent much of their time on).
 [[nodiscard]] inline std::string joined_path(std::string_view dir, std::string_view name) {
-  std::string out(dir);
+  std::string out;
+  out.reserve(dir.size() + 1 + name.size());  // one allocation, not one per append
+  out.append(dir);
   if (!out.empty() && out.back() != '/') out += '/';
   return out.append(name);
 }

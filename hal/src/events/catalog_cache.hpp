@@ -123,6 +123,9 @@ struct CatalogCache {
   // The directory: $PMC_CACHE_DIR (set but empty: no cache), else $XDG_CACHE_HOME/pmchal, else
   // $HOME/.cache/pmchal; nullopt: no cache.
   static std::optional<std::filesystem::path> directory();
+  // Whether there is one: directory() without a copy of the path (each copy of a
+  // std::filesystem::path copies its components; a key is asked for several times per open).
+  static bool has_directory();
   // The key of loading `files` (for `path`) for `backend` into cat as it is now; "" when the
   // load cannot be cached (no cache, a file that cannot be stat'ed, a catalog loaded from a
   // string, a half-finished load).

@@ -46,9 +46,19 @@ std::atomic<int> g_bypassing{0};
 
 // Files
 
-std::uint64_t fnv(std::string_view s) {
+// The hash that names a key's file: FNV-1a's constants over eight bytes at a time, each step's
+// high bits folded down (a key is some kilobytes, hashed at every Hal::open; the name needs a
+// spread of the key's bits, the header holds the key itself).
+std::uint64_t key_hash(std::string_view s) {
   std::uint64_t h = 14695981039346656037ull;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, sizeof w);
+    h = (h ^ w) * 1099511628211ull;
+    h ^= h >> 29;
+  }
+  for (; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 1099511628211ull;
   return h;
 }
 
@@ -193,16 +203,19 @@ std::string cache_file_bytes(const std::string& key, std::uint64_t generation, c
   return std::move(file.out);
 }
 
-std::optional<fs::path> CatalogCache::directory() {
-  // Worked out again only when the environment changed since the last call (each load asks).
-  struct Last {
-    std::mutex mutex;
-    std::string env;  // the three variables as they were, "\0"-separated ("\1": unset)
-    std::optional<fs::path> dir;
-  };
+namespace {
+
+// The directory as the environment gives it now, in `last` (locked by `lock` on return): worked
+// out again only when the environment changed since the last call (each load asks).
+struct LastCacheDirectory {
+  std::mutex mutex;
+  std::string env;  // the three variables as they were, "\0"-separated ("\1": unset)
+  std::optional<fs::path> dir;
+};
+const std::optional<fs::path>& current_cache_directory(std::unique_lock<std::mutex>& lock) {
   // Never destroyed: no exit handler to register (a write to the C library's data, a page
   // fault in a freshly forked process), and usable from other statics' destructors.
-  static Last& last = *new Last;
+  static LastCacheDirectory& last = *new LastCacheDirectory;
   const char* names[] = {"PMC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
   const char* values[3];
   std::string env;
@@ -211,7 +224,7 @@ std::optional<fs::path> CatalogCache::directory() {
     env += values[i] ? values[i] : "\1";
     env += '\0';
   }
-  std::lock_guard lock(last.mutex);
+  lock = std::unique_lock(last.mutex);
   if (env == last.env) return last.dir;
   std::optional<fs::path> dir;
   if (values[0]) {
@@ -222,15 +235,27 @@ std::optional<fs::path> CatalogCache::directory() {
     dir = fs::path(values[2]) / ".cache" / "pmchal";
   }
   last.env = std::move(env);
-  last.dir = dir;
-  return dir;
+  last.dir = std::move(dir);
+  return last.dir;
+}
+
+}  // namespace
+
+std::optional<fs::path> CatalogCache::directory() {
+  std::unique_lock<std::mutex> lock;
+  return current_cache_directory(lock);
+}
+
+bool CatalogCache::has_directory() {
+  std::unique_lock<std::mutex> lock;
+  return current_cache_directory(lock).has_value();
 }
 
 fs::path CatalogCache::file_of(const fs::path& dir, const std::string& key) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string name = dir.native();
   name += "/catalog-";
-  const std::uint64_t h = fnv(key);
+  const std::uint64_t h = key_hash(key);
   for (int shift = 60; shift >= 0; shift -= 4) name += kHex[(h >> shift) & 0xF];
   name += ".bin";
   return fs::path(std::move(name));
@@ -239,7 +264,7 @@ fs::path CatalogCache::file_of(const fs::path& dir, const std::string& key) {
 std::string CatalogCache::step_key(const EventCatalog& cat, const fs::path& path, std::string_view backend,
                                    const std::vector<fs::path>& files) {
   const CatalogState* state = CatalogState::find(cat);
-  if (cache_bypassed() || (state && state->cache_key == kUncacheable) || !directory()) return {};
+  if (cache_bypassed() || (state && state->cache_key == kUncacheable) || !has_directory()) return {};
   std::string key = state ? state->cache_key : std::string();
   if (key.empty()) {
     // Only a catalog nothing was loaded into starts a key.
@@ -279,7 +304,7 @@ bool CatalogCache::restore(EventCatalog& cat, const std::string& key) {
 
 void CatalogCache::store(const EventCatalog& cat) {
   const std::string& key = CatalogState::key(cat);
-  if (!directory() || key.empty() || key == kUncacheable) return;
+  if (!has_directory() || key.empty() || key == kUncacheable) return;
   Writer shape;
   put_shape(shape, cat);
   Writer events, names;
@@ -298,7 +323,7 @@ namespace {
 
 template <class Path>
 std::string parse_key(std::string_view what, const std::vector<Path>& files) {
-  if (cache_bypassed() || !CatalogCache::directory()) return {};
+  if (cache_bypassed() || !CatalogCache::has_directory()) return {};
   std::string key;
   key.reserve(what.size() + 64 * files.size() + 32);
   key.append("pmc-parsed 2 ").append(what) += '\n';

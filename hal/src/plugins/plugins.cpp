@@ -237,8 +237,8 @@ std::shared_ptr<LoadedModel> ModelRegistry::find_model(const std::string& name) 
 }
 
 std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& dirs,
-                                     const std::function<bool(const std::filesystem::path&)>& load_backend,
-                                     const std::function<std::optional<PluginKind>(const std::filesystem::path&)>& pass_over) {
+                                     const std::function<bool(const std::string&)>& load_backend,
+                                     const std::function<std::optional<PluginKind>(const std::string&)>& pass_over) {
   namespace fs = std::filesystem;
   std::vector<PluginLoad> out;
   auto report = [&](const fs::path& file, std::string message) {
@@ -256,7 +256,7 @@ std::vector<PluginLoad> load_plugins(const std::vector<std::filesystem::path>& d
       continue;
     }
     std::error_code ec;
-    std::vector<fs::path> files;
+    std::vector<std::string> files;
     const auto names = list_directory(dir.native(), ec);  // sorted (Hal::open's listed it already)
     if (!names) {
       // Why: not there (or not a directory), or not readable.

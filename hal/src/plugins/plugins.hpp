@@ -126,11 +126,12 @@ PluginLoad load_plugin(const std::filesystem::path& file);
 // `pass_over`, when given, says of a file which kind it is taken for without opening it: those
 // are listed unchecked and unloaded (a model: deferred; a backend: deferred_backend), and the
 // checks run when they are loaded. Hal::open passes over the libraries named lib<name>-model.so
-// and the backends whose data file's probe table refuses the CPU.
+// and the backends whose data file's probe table refuses the CPU. Both are given the library's
+// path as text (a std::filesystem::path is made only for what is kept of a file).
 std::vector<PluginLoad> load_plugins(
     const std::vector<std::filesystem::path>& dirs,
-    const std::function<bool(const std::filesystem::path&)>& load_backend = {},
-    const std::function<std::optional<PluginKind>(const std::filesystem::path&)>& pass_over = {});
+    const std::function<bool(const std::string&)>& load_backend = {},
+    const std::function<std::optional<PluginKind>(const std::string&)>& pass_over = {});
 
 // The libraries of the plugin directories as Hal::open found them. The backend libraries it did
 // not load (deferred_backend) are loaded, once and safely from several threads, when something

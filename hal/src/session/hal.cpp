@@ -94,7 +94,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
       Probed b;
       if (auto* s = pre.skipped(p.status.file)) {
         impl.candidates.push_back({s->name, s->verdict});
-      } else if (const detail::Preselection::Probe* kept = pre.probed(p.status.file)) {
+      } else if (const detail::Preselection::Probe* kept = pre.probed(p.status.file.native())) {
         // Passed over with the probe an earlier open kept: known without loading the library.
         if (!take(kept->name)) continue;
         try {
@@ -125,7 +125,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
     Candidate c{p.backend->name, {}};
     // The probe an earlier open of the same library, data file and CPU kept: the data file is
     // then read at the catalog's first use.
-    if (const detail::Preselection::Probe* kept = pre.probed(p.status.file)) {
+    if (const detail::Preselection::Probe* kept = pre.probed(p.status.file.native())) {
       try {
         b.data = detail::data_file(p.backend->name, p.backend->file);
         b.description = kept->description;
@@ -181,8 +181,8 @@ Hal Hal::open(const Config& config) {
   dirs.push_back(default_paths().plugins);
   detail::Preselection pre(config, impl->cpu, dirs);
   impl->plugins = std::make_shared<detail::PluginSet>(
-      detail::load_plugins(dirs, [&pre](const std::filesystem::path& lib) { return pre.load(lib); },
-                           [&pre](const std::filesystem::path& lib) { return pre.pass_over(lib); }));
+      detail::load_plugins(dirs, [&pre](const std::string& lib) { return pre.load(lib); },
+                           [&pre](const std::string& lib) { return pre.pass_over(lib); }));
   impl->models = std::make_shared<detail::ModelRegistry>();
   impl->models->dirs = dirs;
   for (const auto& p : impl->plugins->as_opened()) impl->models->add(p);

@@ -235,34 +235,34 @@ bool Preselection::restore(std::size_t expected) {
   return true;
 }
 
-std::optional<std::size_t> Preselection::index_of(const std::filesystem::path& lib) const {
-  const auto at = std::find(libs_.begin(), libs_.end(), lib.native());
+std::optional<std::size_t> Preselection::index_of(std::string_view lib) const {
+  const auto at = std::find(libs_.begin(), libs_.end(), lib);
   if (at == libs_.end() || verdicts_.empty()) return std::nullopt;
   return static_cast<std::size_t>(at - libs_.begin());
 }
 
-const Preselection::Probe* Preselection::probed(const std::filesystem::path& lib) const {
+const Preselection::Probe* Preselection::probed(std::string_view lib) const {
   const auto i = index_of(lib);
   return i && verdicts_[*i].probe ? &*verdicts_[*i].probe : nullptr;
 }
 
 void Preselection::remember(const std::filesystem::path& lib, Probe probe) {
-  const auto i = index_of(lib);
+  const auto i = index_of(lib.native());
   if (!i || key_.empty()) return;
   verdicts_[*i].probe = std::move(probe);
   dirty_ = true;
 }
 
-bool Preselection::load(const std::filesystem::path& lib) {
-  const std::string name = library_name(lib.native());
+bool Preselection::load(const std::string& lib) {
+  const std::string name = library_name(lib);
   if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return true;  // shadowing as before
   seen_.push_back(name);
   if (config_.backend != "auto") return name == config_.backend;
   return !refused(lib, name);
 }
 
-std::optional<PluginKind> Preselection::pass_over(const std::filesystem::path& lib) {
-  const std::string name = library_name(lib.native());
+std::optional<PluginKind> Preselection::pass_over(const std::string& lib) {
+  const std::string name = library_name(lib);
   if (name.ends_with("-model")) return PluginKind::model;
   if (config_.backend != "auto" || std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return std::nullopt;
   if (!refused(lib, name)) {
@@ -284,11 +284,11 @@ void Preselection::read_leaves(const PmuDescription& pmu) {
 
 const Preselection::Skipped* Preselection::skipped(const std::filesystem::path& lib) const {
   for (const Skipped& s : skipped_)
-    if (s.lib.native() == lib.native()) return &s;
+    if (s.lib == lib.native()) return &s;
   return nullptr;
 }
 
-bool Preselection::refused(const std::filesystem::path& lib, const std::string& name) {
+bool Preselection::refused(const std::string& lib, const std::string& name) {
   const auto i = index_of(lib);
   if (!i || !verdicts_[*i].refused) return false;
   if (!asked_[*i]) {

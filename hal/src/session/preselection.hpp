@@ -50,20 +50,20 @@ class Preselection {
   Preselection& operator=(const Preselection&) = delete;
 
   // Whether load_plugins opens this library.
-  bool load(const std::filesystem::path& lib);
+  bool load(const std::string& lib);
 
   // What Hal::open knows of a library without opening it: one named lib<name>-model.so is a
   // device model's, loaded when a model is needed; a backend's whose probe table refuses this
   // CPU is not loaded (plugins() loads it), nor one whose probe the record keeps (see Probe).
   // Their checks run when they are loaded.
-  std::optional<PluginKind> pass_over(const std::filesystem::path& lib);
+  std::optional<PluginKind> pass_over(const std::string& lib);
 
   // The native reading has the leaves the library reads; a probe table may name others (read
   // here, and kept with the record).
   void read_leaves(const PmuDescription& pmu);
 
   struct Skipped {
-    std::filesystem::path lib;
+    std::string lib;  // (text: a std::filesystem::path splits itself into components when made)
     std::string name;
     Match verdict;
   };
@@ -82,7 +82,7 @@ class Preselection {
     bool profiles = false;  // its driver samples at counter interrupts
     bool alone = false;     // the library holds a backend and no device model
   };
-  const Probe* probed(const std::filesystem::path& lib) const;
+  const Probe* probed(std::string_view lib) const;
   // What a loaded backend's probe said, for the record (written by store()).
   void remember(const std::filesystem::path& lib, Probe probe);
   // Writes the record when it was missing, stale, or lacks a probe remembered since.
@@ -111,7 +111,7 @@ class Preselection {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> leaves_;  // the leaves the tables named
   bool dirty_ = false;       // the record is to be written
 
-  std::optional<std::size_t> index_of(const std::filesystem::path& lib) const;
+  std::optional<std::size_t> index_of(std::string_view lib) const;
 
   // The verdicts from the tables themselves (and the record written for the next open).
   void evaluate(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
@@ -119,7 +119,7 @@ class Preselection {
   bool restore(std::size_t expected);
   // Whether the table of a library in libs_ refuses this CPU (recorded in skipped_); false for a
   // library it cannot tell about.
-  bool refused(const std::filesystem::path& lib, const std::string& name);
+  bool refused(const std::string& lib, const std::string& name);
 };
 
 }  // namespace pmc::detail

@@ -202,6 +202,24 @@ BOOST_AUTO_TEST_CASE(an_empty_cache_dir_turns_the_cache_off) {
   BOOST_TEST(load(file).events().size() == 4u);
 }
 
+// has_directory() answers what directory() does, from the same memory, as the variable changes.
+BOOST_AUTO_TEST_CASE(the_cache_directory_follows_the_environment) {
+  TempDir tmp;
+  {
+    CacheDir env(tmp.path() / "one");
+    BOOST_TEST(pmc::detail::CatalogCache::has_directory());
+    BOOST_TEST(pmc::detail::CatalogCache::directory().value() == tmp.path() / "one");
+  }
+  {
+    CacheDir off(std::nullopt);
+    BOOST_TEST(!pmc::detail::CatalogCache::has_directory());
+    BOOST_TEST(!pmc::detail::CatalogCache::directory());
+  }
+  CacheDir env(tmp.path() / "two");
+  BOOST_TEST(pmc::detail::CatalogCache::has_directory());
+  BOOST_TEST(pmc::detail::CatalogCache::directory().value() == tmp.path() / "two");
+}
+
 BOOST_AUTO_TEST_CASE(lookups_follow_the_catalog_order) {
   pmc::EventCatalog c;
   c.load_string(kToy, "toy.toml", "toy");
