@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pmc::detail {
@@ -76,8 +77,29 @@ struct Context {
   std::function<void(Context&)> complete;
   void ensure() const;
   mutable std::once_flag completed;
-  AccessKind access = AccessKind::sim;
-  std::string access_reason;  // why that one
+  // The access method sessions count with, and why: Hal::open leaves the choice (which looks at
+  // sysfs for the PMU Linux perf exposes) to the first that asks, through access_method() and
+  // access_why(); a Context made otherwise (the tests') sets `access` itself.
+  mutable AccessKind access = AccessKind::sim;
+  mutable std::string access_reason;
+  std::function<std::pair<AccessKind, std::string>()> choose_access;
+  mutable std::once_flag access_chosen;
+  [[nodiscard]] AccessKind access_method() const {
+    settle_access();
+    return access;
+  }
+  [[nodiscard]] const std::string& access_why() const {
+    settle_access();
+    return access_reason;
+  }
+  void settle_access() const {
+    if (choose_access)
+      std::call_once(access_chosen, [this] {
+        auto [kind, reason] = choose_access();
+        access = kind;
+        access_reason = std::move(reason);
+      });
+  }
   std::string why;     // why this backend, or why none (for "needs a backend" errors)
   std::shared_ptr<const ModelRegistry> models;
   std::shared_ptr<const PluginSet> plugins;  // every plugin library (for messages naming backends)

@@ -45,7 +45,7 @@ class HalImpl {
   std::shared_ptr<ModelRegistry> models;
   std::shared_ptr<Context> ctx;  // null when no backend was chosen
   BackendInfo info;
-  std::string access_reason;     // why ctx->access (or why no access method)
+  std::string access_reason;     // why no access method (without a backend; else ctx->access_why())
 };
 
 }  // namespace detail
@@ -332,12 +332,14 @@ Hal Hal::open(const Config& config) {
     ctx->models = impl->models;
     ctx->why = impl->why;
     ctx->plugins = impl->plugins;
-    const detail::AccessChoice choice =
-        detail::choose_access(config.access, origin_of(config, "access"), ctx->cpu.native(),
-                              verdict->match.matched(), verdict->backend, detail::find_perf_pmu());
-    ctx->access = choice.access;
-    ctx->access_reason = choice.reason;
-    impl->access_reason = choice.reason;
+    // Chosen when first asked (find_perf_pmu's look at sysfs is no part of an open that only
+    // asks what the HAL is); config.access was checked above.
+    ctx->choose_access = [configured = config.access, origin = origin_of(config, "access"), native = ctx->cpu.native(),
+                          matched = verdict->match.matched(), backend = verdict->backend] {
+      detail::AccessChoice choice =
+          detail::choose_access(configured, origin, native, matched, backend, detail::find_perf_pmu());
+      return std::pair{choice.access, std::move(choice.reason)};
+    };
     impl->info.name = name;
     impl->info.file = chosen->later ? chosen->later->file : std::filesystem::path(ctx->loaded->file);
     impl->info.data = chosen->data;
@@ -427,8 +429,10 @@ const PmuInfo& Hal::pmu(std::string_view part) const {
   return impl_->ctx->pmu_context(part_of(*impl_->ctx, part)).pmu;
 }
 
-std::string Hal::access() const { return impl_->ctx ? std::string(detail::access_name(impl_->ctx->access)) : std::string(); }
-const std::string& Hal::access_reason() const { return impl_->access_reason; }
+std::string Hal::access() const {
+  return impl_->ctx ? std::string(detail::access_name(impl_->ctx->access_method())) : std::string();
+}
+const std::string& Hal::access_reason() const { return impl_->ctx ? impl_->ctx->access_why() : impl_->access_reason; }
 
 Encoding Hal::encode(std::string_view event) const {
   (void)require_backend();

@@ -52,16 +52,16 @@ void SessionImpl::add_specs(const std::vector<EventSpec>& specs) {
     const DefaultEvent* d = ctx->default_event(specs[i].text);
     pmu_events.push_back(d ? d->encoding : encode(specs[i]));
     const bool samples = pmu_events.back().period != 0 || pmu_events.back().frequency != 0;
-    if (samples && ctx->access != AccessKind::sim && ctx->access != AccessKind::perf)
+    if (samples && ctx->access_method() != AccessKind::sim && ctx->access_method() != AccessKind::perf)
       refuse_sampling(specs[i]);
-    if (ctx->access == AccessKind::sim && scope.kind != Scope::Kind::thread)
+    if (ctx->access_method() == AccessKind::sim && scope.kind != Scope::Kind::thread)
       throw Error(errc::not_supported,
                   fmt::format("event '{}' cannot be counted for {}: access 'sim' counts the simulated {} device that "
                               "Session::run drives, not real activity, which needs access = \"perf\" ({})",
-                              specs[i].text, scope.describe(), ctx->pmu.name, ctx->access_reason));
+                              specs[i].text, scope.describe(), ctx->pmu.name, ctx->access_why()));
   }
   const std::size_t group = next_group_++;
-  if (pmu_events.empty() || ctx->access == AccessKind::perf) {
+  if (pmu_events.empty() || ctx->access_method() == AccessKind::perf) {
     // Access "perf" opens each event as it comes (the first one leads the kernel's group).
     if (pmu_events.size() > 1) (void)schedule(ctx->pmu, pmu_events);  // throws no_counter naming them
     std::size_t next = 0;
@@ -91,10 +91,10 @@ void SessionImpl::add_register_events(const std::vector<EventSpec>& specs, std::
   const EventSpec& first = *std::find_if(specs.begin(), specs.end(), [&](const EventSpec& s) {
     return !hal[static_cast<std::size_t>(&s - specs.data())];
   });
-  if (!registers_ && ctx->access == AccessKind::msr) open_msr(first);
-  if (!registers_ && ctx->access == AccessKind::sim) open_sim();
+  if (!registers_ && ctx->access_method() == AccessKind::msr) open_msr(first);
+  if (!registers_ && ctx->access_method() == AccessKind::sim) open_sim();
   if (!registers_)
-    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", first.text, access_name(ctx->access)));
+    throw Error(errc::not_supported, fmt::format("event '{}': unknown access '{}'", first.text, access_name(ctx->access_method())));
   std::vector<std::optional<Entry>> opened(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (hal[i]) opened[i] = open_hal_event(*hal[i]);
@@ -197,13 +197,13 @@ void SessionImpl::check_backend_event(const EventSpec& spec) const {
   // A hybrid CPU: the registers and the simulated device are those of the core the CPU was read
   // on; another core type's events count under perf, on the CPUs of that type.
   if (const CorePart* part = spec.pmu.empty() ? nullptr : ctx->part(spec.pmu);
-      part && !part->own && ctx->access != AccessKind::perf)
+      part && !part->own && ctx->access_method() != AccessKind::perf)
     throw Error(errc::not_supported,
                 fmt::format("event '{}' is an event of the {} cores of this hybrid CPU ({}), and access '{}' counts "
                             "the core it was read on ({}): only access \"perf\" counts another core type's events, on "
                             "the CPUs of that type",
-                            spec.text, part->name, part->shown, access_name(ctx->access), ctx->parts.front().name));
-  if (ctx->access == AccessKind::perf && !ctx->cpu.native())
+                            spec.text, part->name, part->shown, access_name(ctx->access_method()), ctx->parts.front().name));
+  if (ctx->access_method() == AccessKind::perf && !ctx->cpu.native())
     throw Error(errc::not_supported,
                 fmt::format("event '{}': access 'perf' counts this machine's PMU, but the session is for the CPU of "
                             "the CPUID dump {}; use access = \"sim\" to count on its simulated PMU",
@@ -294,7 +294,7 @@ void SessionImpl::refuse_sampling(const EventSpec& spec) const {
               fmt::format("event '{}': {} samples at the counter's overflow interrupt, which access '{}' cannot "
                           "receive in user space (the PMI goes to the kernel's handler); sample with access \"perf\" "
                           "(the kernel's handler) or a simulated workload (access \"sim\")",
-                          spec.text, how, access_name(ctx->access)));
+                          spec.text, how, access_name(ctx->access_method())));
 }
 
 // Access "perf" (check_backend_event refused a dump's CPU): the kernel programs the counters

@@ -41,7 +41,7 @@ void SessionImpl::profile(const ProfileRequest& request) {
     perf_profile_ = false;
     return;
   }
-  if (!ctx->has_backend() || ctx->access == AccessKind::perf || sampling_events_ > 0) {
+  if (!ctx->has_backend() || ctx->access_method() == AccessKind::perf || sampling_events_ > 0) {
     if (request.pc && request.pc->start >= request.pc->end)
       throw Error(errc::invalid_argument,
                   fmt::format("the PC range [{:#x}, {:#x}) is empty", request.pc->start, request.pc->end));
@@ -63,11 +63,11 @@ void SessionImpl::profile(const ProfileRequest& request) {
                 fmt::format("backend '{}' collects no profiles: its driver does not sample at counter interrupts (it "
                             "has no pmc::ProfilingDriver); {}",
                             ctx->pmu.name, profilers(*ctx)));
-  if (ctx->access != AccessKind::sim)
+  if (ctx->access_method() != AccessKind::sim)
     throw Error(errc::not_supported,
                 fmt::format("profiling needs the counters' overflow interrupts, which access '{}' cannot receive in "
                             "user space; backend '{}' profiles with access = \"sim\" on a simulated workload",
-                            access_name(ctx->access), ctx->pmu.name));
+                            access_name(ctx->access_method()), ctx->pmu.name));
   driver->check_profile(ctx->pmu_context(), request);  // throws: nothing changed
   open_sim();  // the driver samples on the device model
   registers_->set_profile(driver, request);

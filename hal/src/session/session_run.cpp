@@ -49,10 +49,10 @@ void SessionImpl::require_sim() const {
   if (!ctx->has_backend())
     throw Error(errc::not_supported,
                 fmt::format("a simulated workload runs on a backend's device model, and no backend was chosen: {}", ctx->why));
-  if (ctx->access != AccessKind::sim)
+  if (ctx->access_method() != AccessKind::sim)
     throw Error(errc::not_supported,
                 fmt::format("a simulated workload needs access \"sim\"; this session counts through access '{}'",
-                            access_name(ctx->access)));
+                            access_name(ctx->access_method())));
 }
 
 WorkloadRun SessionImpl::run(const Workload& workload) {

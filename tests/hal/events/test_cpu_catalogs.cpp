@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -327,6 +329,40 @@ BOOST_AUTO_TEST_CASE(the_choice_follows_edits_of_the_index_and_new_index_files) 
     const std::string m = e.what();
     BOOST_TEST(m.find("index.toml:2:1: the events file 'skl.toml' of Skylake client, edited is not in") != std::string::npos, m);
   }
+}
+
+// The checks as root are each file's as it is read: a cpu/ index is checked when the open reads
+// it, and a choice the parse cache keeps from an earlier open reads none, so a directory above
+// cpu/ made writable by others since is refused when the catalog's files are read (the first
+// use), not by the open.
+boost::test_tools::assertion_result running_as_root(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result r(::geteuid() == 0);
+  r.message() << "not running as root (the checks are root's)";
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(a_kept_choice_under_a_directory_others_can_write_is_refused_at_its_first_use,
+                     *boost::unit_test::precondition(running_as_root)) {
+  BOOST_REQUIRE(std::getenv("PMC_CACHE_DIR"));
+  Tree tree;
+  const std::string skylake = dump(0x000506E3);
+  BOOST_TEST(loaded(tree.open(skylake)) == std::vector<std::string>{"cpu/skl.toml (Skylake client)"});
+  const fs::path above = tree.cpu().parent_path();
+  fs::permissions(above, fs::perms(0777));
+  const pmc::Hal hal = tree.open(skylake);
+  BOOST_TEST(loaded(hal) == std::vector<std::string>{"cpu/skl.toml (Skylake client)"});
+  try {
+    (void)hal.events();
+    BOOST_FAIL("a catalog under a directory everyone may write was read as root");
+  } catch (const pmc::Error& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("refused while running as root: directory " + above.string() + " is writable by everyone") !=
+                   std::string::npos,
+               m);
+    BOOST_TEST((e.kind() == pmc::errc::permission));
+  }
+  fs::permissions(above, fs::perms(0755));
+  BOOST_TEST(tree.open(skylake).events().find("SKL.EVENT"));
 }
 
 BOOST_AUTO_TEST_CASE(index_refusals_name_file_line_and_column) {
