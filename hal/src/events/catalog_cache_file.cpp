@@ -9,6 +9,7 @@
 // little-endian as the machine writes it (the key names the layout): the records are in
 // catalog_cache_records.cpp, the events and names are read back in catalog_cache_lazy.cpp. A
 // section whose checksum does not match is never used: the file is removed, the TOML parsed.
+#include "bundled.hpp"
 #include "catalog_cache.hpp"
 #include "catalog_cache_file.hpp"
 #include "catalog_state.hpp"
@@ -70,9 +71,9 @@ const std::string& text_of(const std::string& p) { return p; }
 
 template <class Path>
 bool append_stamps(std::string& key, const std::vector<Path>& files) {
-  auto number = [&key](std::uint64_t v, char after) {
+  auto number = [&key](std::uint64_t v, char after) {  // in hex: a third of decimal's cost
     char digits[24];
-    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v, 16);
     (void)ec;
     key.append(digits, static_cast<std::size_t>(end - digits));
     key += after;
@@ -209,7 +210,9 @@ namespace {
 // out again only when the environment changed since the last call (each load asks).
 struct LastCacheDirectory {
   std::mutex mutex;
-  std::string env;  // the three variables as they were, "\0"-separated ("\1": unset)
+  std::string values[3];  // the three variables as they were
+  bool set[3] = {false, false, false};
+  bool known = false;
   std::optional<fs::path> dir;
 };
 const std::optional<fs::path>& current_cache_directory(std::unique_lock<std::mutex>& lock) {
@@ -218,23 +221,24 @@ const std::optional<fs::path>& current_cache_directory(std::unique_lock<std::mut
   static LastCacheDirectory& last = *new LastCacheDirectory;
   const char* names[] = {"PMC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
   const char* values[3];
-  std::string env;
-  for (int i = 0; i < 3; ++i) {
-    values[i] = environment(names[i]);
-    env += values[i] ? values[i] : "\1";
-    env += '\0';
-  }
+  for (int i = 0; i < 3; ++i) values[i] = environment(names[i]);
   lock = std::unique_lock(last.mutex);
-  if (env == last.env) return last.dir;
+  bool same = last.known;
+  for (int i = 0; i < 3 && same; ++i) same = values[i] ? last.set[i] && last.values[i] == values[i] : !last.set[i];
+  if (same) return last.dir;
   std::optional<fs::path> dir;
   if (values[0]) {
     if (*values[0]) dir = fs::path(values[0]);
-  } else if (values[1] && *values[1]) {
-    dir = fs::path(values[1]) / "pmchal";
+  } else if (values[1] && *values[1]) {  // (joined as text: one path made, not three)
+    dir = fs::path(joined_path(values[1], "pmchal"));
   } else if (values[2] && *values[2]) {
-    dir = fs::path(values[2]) / ".cache" / "pmchal";
+    dir = fs::path(joined_path(values[2], ".cache/pmchal"));
   }
-  last.env = std::move(env);
+  for (int i = 0; i < 3; ++i) {
+    last.set[i] = values[i] != nullptr;
+    last.values[i] = values[i] ? values[i] : "";
+  }
+  last.known = true;
   last.dir = std::move(dir);
   return last.dir;
 }
@@ -325,7 +329,7 @@ template <class Path>
 std::string parse_key(std::string_view what, const std::vector<Path>& files) {
   if (cache_bypassed() || !CatalogCache::has_directory()) return {};
   std::string key;
-  key.reserve(what.size() + 64 * files.size() + 32);
+  key.reserve(what.size() + 160 * files.size() + 32);  // a file's line: its path and seven numbers
   key.append("pmc-parsed 2 ").append(what) += '\n';
   if (!append_stamps(key, files)) return {};
   return key;

@@ -178,7 +178,7 @@ Hal Hal::open(const Config& config) {
                                      : load_cpu_file(resolve_data(config.cpu, DataKind::cpuid_dump));
 
   std::vector<std::filesystem::path> dirs = config.plugin_path;
-  dirs.push_back(default_paths().plugins);
+  dirs.push_back(detail::paths().plugins);
   detail::Preselection pre(config, impl->cpu, dirs);
   impl->plugins = std::make_shared<detail::PluginSet>(
       detail::load_plugins(dirs, [&pre](const std::string& lib) { return pre.load(lib); },
