@@ -27,15 +27,6 @@ namespace detail {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::mutex& decode_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-}  // namespace
-
 // The name table of a cache file (put_name_table), read whole; its entries are parsed only when
 // a hash of the index points at them.
 struct CatalogSource::NameTable {
@@ -294,7 +285,7 @@ void EventCatalog::materialize() const {
   detail::CatalogState* state = state_.get();
   if (!state || !state->pending.load(std::memory_order_acquire)) [[likely]]
     return;
-  std::lock_guard lock(detail::decode_mutex());
+  std::lock_guard lock(state->decode_mutex);
   if (!state->pending.load(std::memory_order_relaxed)) return;
   detail::CatalogCache::decode(*this, events_);
   build_index();

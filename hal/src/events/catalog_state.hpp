@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,11 @@ struct CatalogState {
   std::string cache_key;
   std::shared_ptr<const CatalogSource> source;
   std::atomic<bool> pending{false};
+  // Held while the pending events are decoded (EventCatalog::materialize): the catalog's own, so
+  // that every copy of the library's code in a process takes the same one (a static mutex is
+  // one per copy, and a program linking the core statically beside a plugin that loads
+  // libpmchal has two: two threads decoded one catalog at once, one freeing what the other read).
+  std::mutex decode_mutex;
 
   CatalogState() = default;
   CatalogState(const CatalogState& other);
