@@ -119,8 +119,10 @@ std::uint32_t checksum(const void* data, std::size_t size) {
 bool usable_cache_directory(const fs::path& dir, bool create) {
   // A directory found usable for reading is not checked again while the process runs (each
   // load of a catalog asks); making files in it is checked each time.
+  // (Never destroyed: a destructor to run at exit is registered with the C library, a write to
+  // its data, a copy-on-write fault in a freshly forked process.)
   static std::mutex mutex;
-  static std::string known_good;
+  static std::string& known_good = *new std::string;
   if (!create) {
     std::lock_guard lock(mutex);
     if (!known_good.empty() && known_good == dir.native()) return true;
