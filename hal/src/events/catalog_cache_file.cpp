@@ -210,8 +210,7 @@ namespace {
 // out again only when the environment changed since the last call (each load asks).
 struct LastCacheDirectory {
   std::mutex mutex;
-  std::string values[3];  // the three variables as they were
-  bool set[3] = {false, false, false};
+  std::optional<std::string> values[3];  // the three variables as they were (nullopt: unset)
   bool known = false;
   std::optional<fs::path> dir;
 };
@@ -224,7 +223,7 @@ const std::optional<fs::path>& current_cache_directory(std::unique_lock<std::mut
   for (int i = 0; i < 3; ++i) values[i] = environment(names[i]);
   lock = std::unique_lock(last.mutex);
   bool same = last.known;
-  for (int i = 0; i < 3 && same; ++i) same = values[i] ? last.set[i] && last.values[i] == values[i] : !last.set[i];
+  for (int i = 0; i < 3 && same; ++i) same = values[i] ? last.values[i] == values[i] : !last.values[i];
   if (same) return last.dir;
   std::optional<fs::path> dir;
   if (values[0]) {
@@ -234,10 +233,7 @@ const std::optional<fs::path>& current_cache_directory(std::unique_lock<std::mut
   } else if (values[2] && *values[2]) {
     dir = fs::path(joined_path(values[2], ".cache/pmchal"));
   }
-  for (int i = 0; i < 3; ++i) {
-    last.set[i] = values[i] != nullptr;
-    last.values[i] = values[i] ? values[i] : "";
-  }
+  for (int i = 0; i < 3; ++i) last.values[i] = values[i] ? std::optional<std::string>(values[i]) : std::nullopt;
   last.known = true;
   last.dir = std::move(dir);
   return last.dir;
