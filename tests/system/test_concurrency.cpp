@@ -13,6 +13,7 @@
 
 #include <pmc/error.hpp>
 #include <pmc/event.hpp>
+#include <pmc/cpu.hpp>
 #include <pmc/hal.hpp>
 #include <pmc/session.hpp>
 #include <pmc/workload.hpp>
@@ -221,6 +222,30 @@ BOOST_AUTO_TEST_CASE(hal_open_in_many_threads_at_once) {
       }
     }
   }
+}
+
+// Hal::open leaves the native CPU's brand to its first reader (tests/hal/session/
+// test_brand_at_first_use.cpp): half the threads ask Hal::cpu(), the others the PMU (the
+// backend's code describes the CPU) or, without a backend, a session; the brand is added once,
+// and every thread sees it.
+BOOST_AUTO_TEST_CASE(the_brand_added_once_whichever_thread_asks_first) {
+  const std::string brand = pmc::read_native_cpu().brand;
+  const pmc::Hal hal = pmc::Hal::open(pmc::Config{});
+  std::vector<std::string> seen(kThreads);
+  const auto errors = in_threads([&](unsigned i) {
+    if (i % 2 == 0) {
+      seen[i] = hal.cpu().brand;
+    } else if (hal.backend()) {
+      seen[i] = hal.pmu().cpu;
+    } else {
+      pmc::Session s = hal.session();
+      seen[i] = hal.cpu().brand;
+    }
+  });
+  expect_no_errors(errors);
+  for (unsigned i = 0; i < kThreads; ++i)
+    BOOST_TEST(seen[i].find(brand) != std::string::npos, "thread " << i << ": '" << seen[i] << "' lacks '" << brand << "'");
+  BOOST_TEST(hal.cpu().brand == brand);
 }
 
 // The plugin loader itself from many threads: every thread loads the build's plugin directory

@@ -139,9 +139,11 @@ PMC_API CpuInfo decode_cpuid(CpuidTable table, std::string source);
 // them): 0, 1, 7, 0AH, 15H, 16H, 1AH and 23H with their subleaves (on AMD and Hygon parts not
 // Intel's 0AH, 15H, 16H, 1AH and 23H, which read as zero there), 80000000H-80000004H and
 // 80000022H; leaves 1, 7 and 80000001H are the answers glibc's loader got at the process's start,
-// where it keeps them. Hal::open adds the leaves a backend's probe table names, cache_hierarchy()
-// the cache leaves, the TSC's rate the hypervisor's 40000000H and 40000010H. A backend's code that
-// needs another leaf names it in its probe table (docs/writing-a-backend.md).
+// where it keeps them. Hal::open's own reading leaves out the brand's 80000002H-80000004H until
+// Hal::cpu() or a backend's code needs them, and adds the leaves a backend's probe table names;
+// cache_hierarchy() adds the cache leaves, the TSC's rate the hypervisor's 40000000H and
+// 40000010H. A backend's code that needs another leaf names it in its probe table
+// (docs/writing-a-backend.md).
 // On AArch64 Linux it reads /proc/cpuinfo (MIDR_EL1's fields)
 // and sysfs (the Arm PMU Linux registered; see ArmId::pmu_inferred); elsewhere it gives
 // Isa::other with the machine name (uname). It throws only where CPUID itself is missing (an

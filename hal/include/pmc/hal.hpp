@@ -67,6 +67,8 @@ class PMC_API Hal {
   ~Hal();
 
   [[nodiscard]] const Config& config() const;
+  // The CPU config.cpu names. Natively on x86, Hal::open reads it without the brand string (three
+  // CPUID leaves, each a trap to the hypervisor in a virtual machine): the first call adds it.
   [[nodiscard]] const CpuInfo& cpu() const;
   [[nodiscard]] const std::vector<PluginStatus>& plugins() const;
   [[nodiscard]] const std::vector<Candidate>& candidates() const;

@@ -2,6 +2,8 @@
 // `PART::EVENT` string is encoded with that part's catalog and PMU.
 #include "context.hpp"
 
+#include "cpu_native.hpp"
+
 #include "text.hpp"
 
 #include <pmc/error.hpp>
@@ -12,9 +14,23 @@
 namespace pmc::detail {
 
 void Context::ensure() const {
-  if (!complete) return;
+  if (!complete) {
+    complete_cpu();
+    return;
+  }
   // Contexts are made mutable (std::make_shared<Context>) and shared as const once opened.
-  std::call_once(completed, [this] { complete(const_cast<Context&>(*this)); });
+  std::call_once(completed, [this] {
+    complete_cpu();
+    complete(const_cast<Context&>(*this));
+  });
+}
+
+void Context::complete_cpu() const {
+  std::call_once(cpu_completed, [this] {
+    auto& self = const_cast<Context&>(*this);
+    complete_brand(self.cpu);
+    for (CorePart& p : self.parts) complete_brand(p.cpu);
+  });
 }
 
 const Backend& Context::backend() const {

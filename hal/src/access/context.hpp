@@ -67,7 +67,13 @@ struct Context {
   std::optional<LaterBackend> later;
   mutable std::once_flag loaded_once;
   [[nodiscard]] bool has_backend() const { return later.has_value() || loaded != nullptr; }
+  // Hal::open's native reading has no brand string yet (its three CPUID leaves are three traps to
+  // the hypervisor in a virtual machine): complete_cpu() adds it, once, to `cpu` and to each
+  // part's, before the first reader that may look at it (Hal::cpu(), ensure(), which runs before
+  // the backend's code sees the CPU, and the messages that describe it).
   CpuInfo cpu;
+  void complete_cpu() const;
+  mutable std::once_flag cpu_completed;
   PmuInfo pmu;           // valid after ensure()
   EventCatalog catalog;  // valid after ensure()
   // Hal::open leaves the catalog and the PMU (each hybrid part's too) to this, run once at their

@@ -94,6 +94,22 @@ void decode_hybrid_leaf(CpuInfo& cpu, const CpuidTable& table) {
   }
 }
 
+void decode_brand(CpuInfo& cpu, const CpuidTable& table) {
+  if (cpu.max_ext_leaf < 0x80000004) return;
+  const auto b2 = table.get(0x80000002);
+  const auto b3 = table.get(0x80000003);
+  const auto b4 = table.get(0x80000004);
+  if (!b2 || !b3 || !b4) return;
+  std::string brand;
+  for (const auto* r : {&*b2, &*b3, &*b4}) {
+    append_bytes(brand, r->eax);
+    append_bytes(brand, r->ebx);
+    append_bytes(brand, r->ecx);
+    append_bytes(brand, r->edx);
+  }
+  cpu.brand = clean_string(std::move(brand));
+}
+
 }  // namespace detail
 
 CpuInfo decode_cpuid(CpuidTable table, std::string source) {
@@ -149,21 +165,7 @@ CpuInfo decode_cpuid(CpuidTable table, std::string source) {
       cpu.amd.v2_core_counters = bits(e22->ebx, 3, 0);
     }
   }
-  if (cpu.max_ext_leaf >= 0x80000004) {
-    const auto b2 = table.get(0x80000002);
-    const auto b3 = table.get(0x80000003);
-    const auto b4 = table.get(0x80000004);
-    if (b2 && b3 && b4) {
-      std::string brand;
-      for (const auto* r : {&*b2, &*b3, &*b4}) {
-        append_bytes(brand, r->eax);
-        append_bytes(brand, r->ebx);
-        append_bytes(brand, r->ecx);
-        append_bytes(brand, r->edx);
-      }
-      cpu.brand = clean_string(std::move(brand));
-    }
-  }
+  detail::decode_brand(cpu, table);
 
   cpu.raw = std::move(table);
   cpu.source = std::move(source);

@@ -56,7 +56,8 @@ constexpr std::uint32_t kHypervisorBase = 0x40000000;
 // 40000000H and 40000010H by the TSC's rate (tsc.cpp), a leaf a backend's probe table names by
 // Hal::open. A CPUID dump keeps every leaf it has.
 constexpr std::uint32_t kNativeLeaves[] = {0x00, 0x01, 0x07, 0x0A, 0x15, 0x16, 0x1A, 0x23};
-constexpr std::uint32_t kNativeExtLeaves[] = {0x80000001, 0x80000002, 0x80000003, 0x80000004, 0x80000022};
+constexpr std::uint32_t kNativeExtLeaves[] = {0x80000001, 0x80000022};
+constexpr std::uint32_t kBrandLeaves[] = {0x80000002, 0x80000003, 0x80000004};
 
 // Leaves 0AH, 15H, 16H, 1AH and 23H are Intel's; AMD's APM does not define them (they read as
 // zero: the AMD fact sheet of docs/hardware, section 1), so on AMD and Hygon parts (leaf 0 EBX
@@ -195,8 +196,11 @@ void read_leaf(CpuidTable& t, std::uint32_t leaf) {
 }  // namespace
 #endif
 
-CpuInfo read_native_cpu() {
 #if PMC_HAVE_CPUID
+namespace {
+
+// This CPU's leaves (kNativeLeaves, kNativeExtLeaves, and the brand's when with_brand), decoded.
+CpuInfo read_native_x86(bool with_brand) {
   CpuidTable t;
 #if defined(__i386__)
   // An old i386 may have no CPUID instruction (__get_cpuid_max checks the ID flag).
@@ -218,10 +222,35 @@ CpuInfo read_native_cpu() {
   if ((ext0.eax & 0xFFFF0000u) == kExtBase) {
     for (std::uint32_t leaf : kNativeExtLeaves)
       if (leaf <= ext0.eax && leaf <= kMaxExtLeaf) read_leaf(t, leaf);
+    if (with_brand)
+      for (std::uint32_t leaf : kBrandLeaves)
+        if (leaf <= ext0.eax) read_leaf(t, leaf);
   }
   CpuInfo cpu = decode_cpuid(std::move(t), "native");
   cpu.from = CpuSource::native;
   return cpu;
+}
+
+std::atomic<bool> g_brand_read{false};
+
+// The brand's three leaves, read once per process (by the first complete_brand that needs them).
+const CpuidRegs* native_brand_leaves() {
+  // Never destroyed, as native_cpu()'s reading.
+  static const CpuidRegs* const leaves = [] {
+    auto* r = new CpuidRegs[std::size(kBrandLeaves)];
+    for (std::size_t i = 0; i < std::size(kBrandLeaves); ++i) r[i] = native_cpuid(kBrandLeaves[i], 0);
+    return r;
+  }();
+  g_brand_read.store(true, std::memory_order_release);
+  return leaves;
+}
+
+}  // namespace
+#endif
+
+CpuInfo read_native_cpu() {
+#if PMC_HAVE_CPUID
+  return read_native_x86(true);
 #elif defined(__aarch64__)
   return detail::read_native_arm("/proc/cpuinfo", "/sys");
 #else
@@ -237,12 +266,36 @@ std::atomic<bool> g_native_read{false};
 
 const CpuInfo& native_cpu() {
   // Never destroyed (no exit handler to register, and usable from other statics' destructors).
+#if PMC_HAVE_CPUID
+  static const CpuInfo* const cpu = new CpuInfo(read_native_x86(false));
+#else
   static const CpuInfo* const cpu = new CpuInfo(read_native_cpu());
+#endif
   g_native_read.store(true, std::memory_order_release);
   return *cpu;
 }
 
 bool native_cpu_read() { return g_native_read.load(std::memory_order_acquire); }
+
+void complete_brand(CpuInfo& cpu) {
+#if PMC_HAVE_CPUID
+  if (cpu.isa != Isa::x86 || !cpu.native() || !cpu.brand.empty() || cpu.max_ext_leaf < kBrandLeaves[2]) return;
+  const CpuidRegs* leaves = native_brand_leaves();
+  for (std::size_t i = 0; i < std::size(kBrandLeaves); ++i)
+    if (!cpu.raw.get(kBrandLeaves[i])) cpu.raw.set(kBrandLeaves[i], 0, leaves[i]);
+  decode_brand(cpu, cpu.raw);
+#else
+  (void)cpu;
+#endif
+}
+
+bool native_brand_read() {
+#if PMC_HAVE_CPUID
+  return g_brand_read.load(std::memory_order_acquire);
+#else
+  return false;
+#endif
+}
 
 void read_native_leaf(CpuInfo& cpu, std::uint32_t leaf, std::uint32_t subleaf) {
 #if PMC_HAVE_CPUID

@@ -15,11 +15,21 @@ namespace pmc::detail {
 // This machine's CPU, read once per process (read_native_cpu): the answers do not change, and in
 // a virtual machine every CPUID instruction traps to the hypervisor (about 6 us each on the
 // project's KVM guests, 65 of them for a whole table: docs/performance.md). Everything in the
-// library that needs a native leaf asks this table rather than executing CPUID again. Throws
-// what read_native_cpu() throws (and tries again at the next call).
+// library that needs a native leaf asks this table rather than executing CPUID again. On x86 it
+// has no brand (CpuInfo::brand empty, leaves 80000002H-80000004H absent): complete_brand() adds
+// it where it is asked for. Throws what read_native_cpu() throws (and tries again at the next
+// call).
 const CpuInfo& native_cpu();
 // Whether native_cpu() has been read already (so that asking costs nothing).
 bool native_cpu_read();
+// The brand string of a native x86 reading that has none yet (native_cpu()'s, and the copies
+// Hal::open makes of it): its three leaves, read once per process, into cpu.raw, and
+// CpuInfo::brand decoded from them. Nothing for a CPU read from a file, off x86, or a CPU whose
+// 80000000H says it has no brand. Not thread-safe on one CpuInfo: Hal::cpu() and
+// Context::complete_cpu() call it once each, before anyone else reads the reading's brand.
+void complete_brand(CpuInfo& cpu);
+// Whether the brand's leaves have been read in this process (a test's question).
+bool native_brand_read();
 // A native reading holds the leaves the library decodes and reads (cpu_native.cpp,
 // kNativeLeaves), not every one: this reads `leaf` (with the subleaves it defines) into `cpu`
 // when the CPU is this machine's, the leaf exists, and the reading lacks it (Hal::open: the

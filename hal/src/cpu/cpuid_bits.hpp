@@ -25,5 +25,8 @@ constexpr bool bit(std::uint32_t v, unsigned n) { return ((v >> n) & 1u) != 0; }
 // CpuInfo::core_type and native_model from leaf 1AH of table (0 when the CPU has none): by
 // decode_cpuid, and again when a native reading adds the leaf later (read_native_leaf).
 void decode_hybrid_leaf(CpuInfo& cpu, const CpuidTable& table);
+// CpuInfo::brand from leaves 80000002H-80000004H of table (unchanged when the CPU or the table
+// has none): by decode_cpuid, and when a native reading gets them later (complete_brand).
+void decode_brand(CpuInfo& cpu, const CpuidTable& table);
 
 }  // namespace pmc::detail

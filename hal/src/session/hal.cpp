@@ -37,6 +37,7 @@ class HalImpl {
  public:
   Config config;
   CpuInfo cpu;  // moved into ctx when a backend is chosen (Hal::cpu() is ctx->cpu then)
+  std::once_flag cpu_completed;  // its brand, read at the first Hal::cpu() (without a ctx)
   std::shared_ptr<PluginSet> plugins;
   std::once_flag statuses_once;  // the statuses are made at the first Hal::plugins()
   std::vector<PluginStatus> statuses;
@@ -148,6 +149,7 @@ std::vector<Probed> probe_backends(const std::vector<detail::PluginLoad>& loads,
     if (b.data_error.empty()) {
       pre.read_leaves(b.catalog->pmu());
       try {
+        detail::complete_brand(impl.cpu);  // the backend's code sees the whole reading
         c.match = p.backend->backend->probe(pre.cpu(), *b.catalog);
         pre.remember(p.status.file, {c.match, b.description, p.backend->name,
                                      p.backend->backend->profiling() != nullptr, !p.model});
@@ -214,6 +216,7 @@ Hal Hal::open(const Config& config) {
         verdict = &impl->candidates[i];
       }
     // (Joined, not formatted: nothing else an open that keeps its probes makes formats text.)
+    if (!chosen) detail::complete_brand(impl->cpu);  // describe() names it
     impl->why = chosen ? "backend = \"auto\" (" + origin_of(config, "backend") + "): " + verdict->backend +
                              " matched with score " + std::to_string(verdict->match.score) + ": " +
                              verdict->match.reason
@@ -358,7 +361,14 @@ Hal& Hal::operator=(Hal&&) noexcept = default;
 Hal::~Hal() = default;
 
 const Config& Hal::config() const { return impl_->config; }
-const CpuInfo& Hal::cpu() const { return impl_->ctx ? impl_->ctx->cpu : impl_->cpu; }
+const CpuInfo& Hal::cpu() const {
+  if (impl_->ctx) {
+    impl_->ctx->complete_cpu();
+    return impl_->ctx->cpu;
+  }
+  std::call_once(impl_->cpu_completed, [this] { detail::complete_brand(impl_->cpu); });
+  return impl_->cpu;
+}
 const std::vector<PluginStatus>& Hal::plugins() const {
   detail::HalImpl& impl = *impl_;
   std::call_once(impl.statuses_once, [&impl] {
@@ -445,7 +455,7 @@ Session Hal::session(const Scope& scope) const {
   if (impl_->ctx) return Session(std::make_unique<detail::SessionImpl>(impl_->ctx, scope));
   // No backend: a context without one, for the HAL events.
   auto ctx = std::make_shared<detail::Context>();
-  ctx->cpu = impl_->cpu;
+  ctx->cpu = cpu();  // (with its brand: another thread's Hal::cpu() may be adding it)
   ctx->why = impl_->why;
   ctx->models = impl_->models;
   ctx->plugins = impl_->plugins;

@@ -59,7 +59,9 @@ CpuidRegs record_regs(std::uint32_t leaf, std::uint32_t subleaf, CpuidRegs r) {
 }
 
 // What of the CPU a probe table can look at (probe_rule_matches, probe_subject), as text for
-// the record's key: the identification and every raw CPUID answer read so far.
+// the record's key: the identification and every raw CPUID answer read so far. A native reading
+// has no brand here (complete_brand adds it when something asks for it): a kept verdict is the
+// CPU's whatever its brand, as docs/writing-a-backend.md asks of probe().
 void append_cpu(std::string& key, const CpuInfo& cpu) {
   auto number = [&key](std::uint64_t v) {
     char digits[24];
