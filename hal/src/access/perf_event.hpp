@@ -232,9 +232,9 @@ class PerfAccess final : public Access {
   [[nodiscard]] std::vector<std::vector<Count>> read() override;
   void read_counts(std::span<Count> out) override;
   // The shortest path, for a session whose readings are this group's events in order: one
-  // target, no sampling event. The values (scaled when multiplexed) into out[0..size()).
+  // target, no sampling event. The values (scaled when multiplexed) into out[0..size()); size().
   [[nodiscard]] bool direct_readable() const { return targets_.size() == 1 && samplers_.empty(); }
-  void read_values(std::uint64_t* out);
+  std::size_t read_values(std::uint64_t* out);
   // The same direct read with the group's times: the counts (scaled when multiplexed) into the
   // value, time_enabled, time_running and extrapolated of out[0..size()) (a Count, or the
   // session's Readings themselves); false when the direct path does not apply now (rdpmc, an
@@ -339,7 +339,7 @@ class PerfAccess final : public Access {
   };
   const std::vector<Raw>& read_target(Target& t);
   void update_paths();  // after the event set changed: the rdpmc decision and the direct path
-  void read_values_slowly(std::uint64_t* out);
+  std::size_t read_values_slowly(std::uint64_t* out);
   void start_slowly();
   void stop_slowly();
   [[noreturn]] void ioctl_failed(const char* request) const;

@@ -200,7 +200,7 @@ namespace {
 // The direct path: one read() of the group, the values less their bases; the rest (rdpmc, an
 // interrupted or failed read, ids out of order, a multiplexed group to scale) is
 // read_values_slowly's.
-void PerfAccess::read_values(std::uint64_t* out) {
+std::size_t PerfAccess::read_values(std::uint64_t* out) {
   if (direct_fd_ >= 0) [[likely]] {
     std::uint64_t* buf = buffer_.data();
     if (::read(direct_fd_, buf, direct_bytes_) == static_cast<ssize_t>(direct_bytes_)) [[likely]] {
@@ -218,17 +218,18 @@ void PerfAccess::read_values(std::uint64_t* out) {
         const std::uint64_t enabled = buf[1] - base[0].time_enabled, running = buf[2] - base[0].time_running;
         if (running < enabled) [[unlikely]]
           scale_values(out, n, enabled, running);
-        return;
+        return n;  // size(): the group's events, in order
       }
     }
   }
-  read_values_slowly(out);
+  return read_values_slowly(out);
 }
 
 // rdpmc, an interrupted or failed read (reported there), ids out of order: the general path.
-void PerfAccess::read_values_slowly(std::uint64_t* out) {
+std::size_t PerfAccess::read_values_slowly(std::uint64_t* out) {
   read_counts(scratch_);
   for (std::size_t k = 0; k < events_.size(); ++k) out[k] = scratch_[k].value;
+  return events_.size();
 }
 
 std::vector<std::vector<Count>> PerfAccess::read() {

@@ -132,7 +132,7 @@ class SessionImpl {
   ReadPlan& build_plan();
   void start_slowly();
   void read_counts(ReadPlan& plan);
-  std::size_t read_through(ReadPlan& plan, std::span<std::uint64_t> values);
+  std::size_t read_through(std::span<std::uint64_t> values);  // read()'s other cases
   [[nodiscard]] std::vector<int> cpus();                // Scope each_cpu: the CPUs read
 
   std::vector<Entry> entries_;

@@ -97,20 +97,19 @@ namespace {
 }
 }  // namespace
 
-// The hot path: the plan's check, then straight to the perf group when the plan allows.
+// The hot path: the plan's checks, then a tail call of the perf group's read (the direct plan's
+// readings are the group's events in order). Every other case is read_through's, so that this
+// one saves no register and makes no frame.
 std::size_t SessionImpl::read(std::span<std::uint64_t> values) {
-  ReadPlan& plan = read_plan();
-  const std::size_t n = plan.readings;
-  if (values.size() < n) [[unlikely]]
-    buffer_too_small(values.size(), n);
-  if (plan.direct) [[likely]] {
-    plan.direct->read_values(values.data());
-    return n;
-  }
-  return read_through(plan, values);
+  if (plan_.events == entries_.size() && plan_.direct && values.size() >= plan_.readings) [[likely]]
+    return plan_.direct->read_values(values.data());
+  return read_through(values);
 }
 
-std::size_t SessionImpl::read_through(ReadPlan& plan, std::span<std::uint64_t> values) {
+std::size_t SessionImpl::read_through(std::span<std::uint64_t> values) {
+  ReadPlan& plan = read_plan();
+  if (values.size() < plan.readings) buffer_too_small(values.size(), plan.readings);
+  if (plan.direct) return plan.direct->read_values(values.data());
   read_counts(plan);
   const Count* counts = plan.counts.data();
   const std::uint32_t* route = plan.route.data();
