@@ -19,14 +19,14 @@ void Context::ensure() const {
     return;
   }
   // Contexts are made mutable (std::make_shared<Context>) and shared as const once opened.
-  std::call_once(completed, [this] {
+  completed([this] {
     complete_cpu();
     complete(const_cast<Context&>(*this));
   });
 }
 
 void Context::complete_cpu() const {
-  std::call_once(cpu_completed, [this] {
+  cpu_completed([this] {
     auto& self = const_cast<Context&>(*this);
     complete_brand(self.cpu);
     for (CorePart& p : self.parts) complete_brand(p.cpu);
@@ -35,7 +35,7 @@ void Context::complete_cpu() const {
 
 const Backend& Context::backend() const {
   if (later)
-    std::call_once(loaded_once, [this] {
+    loaded_once([this] {
       // Checked again and loaded as Hal::open would have: the file may have changed since.
       PluginLoad p = load_plugin(later->file);
       if (!p.backend)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "access_kind.hpp"
+#include "once.hpp"
 #include "plugins.hpp"
 
 #include <pmc/cpu.hpp>
@@ -65,7 +66,7 @@ struct Context {
   // Read it through backend() and has_backend().
   mutable std::shared_ptr<LoadedBackend> loaded;
   std::optional<LaterBackend> later;
-  mutable std::once_flag loaded_once;
+  mutable Once loaded_once;
   [[nodiscard]] bool has_backend() const { return later.has_value() || loaded != nullptr; }
   // Hal::open's native reading has no brand string yet (its three CPUID leaves are three traps to
   // the hypervisor in a virtual machine): complete_cpu() adds it, once, to `cpu` and to each
@@ -73,7 +74,7 @@ struct Context {
   // the backend's code sees the CPU, and the messages that describe it).
   CpuInfo cpu;
   void complete_cpu() const;
-  mutable std::once_flag cpu_completed;
+  mutable Once cpu_completed;
   PmuInfo pmu;           // valid after ensure()
   EventCatalog catalog;  // valid after ensure()
   // Hal::open leaves the catalog and the PMU (each hybrid part's too) to this, run once at their
@@ -82,14 +83,14 @@ struct Context {
   // the next use. Null: they are filled already.
   std::function<void(Context&)> complete;
   void ensure() const;
-  mutable std::once_flag completed;
+  mutable Once completed;
   // The access method sessions count with, and why: Hal::open leaves the choice (which looks at
   // sysfs for the PMU Linux perf exposes) to the first that asks, through access_method() and
   // access_why(); a Context made otherwise (the tests') sets `access` itself.
   mutable AccessKind access = AccessKind::sim;
   mutable std::string access_reason;
   std::function<std::pair<AccessKind, std::string>()> choose_access;
-  mutable std::once_flag access_chosen;
+  mutable Once access_chosen;
   [[nodiscard]] AccessKind access_method() const {
     settle_access();
     return access;
@@ -100,7 +101,7 @@ struct Context {
   }
   void settle_access() const {
     if (choose_access)
-      std::call_once(access_chosen, [this] {
+      access_chosen([this] {
         auto [kind, reason] = choose_access();
         access = kind;
         access_reason = std::move(reason);

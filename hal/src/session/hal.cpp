@@ -37,7 +37,7 @@ class HalImpl {
  public:
   Config config;
   CpuInfo cpu;  // moved into ctx when a backend is chosen (Hal::cpu() is ctx->cpu then)
-  std::once_flag cpu_completed;  // its brand, read at the first Hal::cpu() (without a ctx)
+  Once cpu_completed;  // its brand, read at the first Hal::cpu() (without a ctx)
   std::shared_ptr<PluginSet> plugins;
   std::once_flag statuses_once;  // the statuses are made at the first Hal::plugins()
   std::vector<PluginStatus> statuses;
@@ -366,7 +366,7 @@ const CpuInfo& Hal::cpu() const {
     impl_->ctx->complete_cpu();
     return impl_->ctx->cpu;
   }
-  std::call_once(impl_->cpu_completed, [this] { detail::complete_brand(impl_->cpu); });
+  impl_->cpu_completed([this] { detail::complete_brand(impl_->cpu); });
   return impl_->cpu;
 }
 const std::vector<PluginStatus>& Hal::plugins() const {
