@@ -70,8 +70,9 @@ struct Context {
   [[nodiscard]] bool has_backend() const { return later.has_value() || loaded != nullptr; }
   // Hal::open's native reading has no brand string yet (its three CPUID leaves are three traps to
   // the hypervisor in a virtual machine): complete_cpu() adds it, once, to `cpu` and to each
-  // part's, before the first reader that may look at it (Hal::cpu(), ensure(), which runs before
-  // the backend's code sees the CPU, and the messages that describe it).
+  // part's, before the first reader that may look at it (Hal::cpu(), and ensure(), which runs
+  // before the backend's code sees the CPU). A context without a backend (Hal::session) is made
+  // with the whole reading.
   CpuInfo cpu;
   void complete_cpu() const;
   mutable Once cpu_completed;

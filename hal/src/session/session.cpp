@@ -94,7 +94,6 @@ void SessionImpl::start() {
 }
 
 void SessionImpl::start_slowly() {
-  if (!profile_request.empty() && !ctx->has_backend()) ctx->complete_cpu();  // a message below names it
   if (encodings.empty()) throw Error(errc::invalid_argument, "the session has no events to count");
   if (!profile_request.empty() && perf_profile_ && sampling_events_ == 0)
     throw Error(errc::invalid_argument,

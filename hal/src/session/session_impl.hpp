@@ -128,7 +128,8 @@ class SessionImpl {
     std::size_t readings = 0;  // route.size()
   };
   // entries_ grows with encodings, one entry per event (and is cheaper to count).
-  ReadPlan& read_plan() { return plan_.events == entries_.size() ? plan_ : build_plan(); }
+  [[nodiscard]] bool plan_current() const { return plan_.events == entries_.size(); }
+  ReadPlan& read_plan() { return plan_current() ? plan_ : build_plan(); }
   ReadPlan& build_plan();
   void start_slowly();
   void read_counts(ReadPlan& plan);

@@ -101,7 +101,7 @@ namespace {
 // readings are the group's events in order). Every other case is read_through's, so that this
 // one saves no register and makes no frame.
 std::size_t SessionImpl::read(std::span<std::uint64_t> values) {
-  if (plan_.events == entries_.size() && plan_.direct && values.size() >= plan_.readings) [[likely]]
+  if (plan_current() && plan_.direct && values.size() >= plan_.readings) [[likely]]
     return plan_.direct->read_values(values.data());
   return read_through(values);
 }

@@ -21,7 +21,23 @@
 
 namespace {
 
-int in_child(const std::function<int()>& body);
+// Runs body in a child process: its exit status (each failed check a bit), 255 when it threw,
+// -1 when the child could not be run or did not exit.
+int in_child(const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int bits = 255;
+    try {
+      bits = body();
+    } catch (...) {
+    }
+    _exit(bits);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 // An x86 CPU whose 80000000H says it has the brand leaves: the only kind whose brand is a
 // CPUID reading Hal::open could have made.
@@ -40,24 +56,6 @@ boost::test_tools::assertion_result a_backend_matches(boost::unit_test::test_uni
   boost::test_tools::assertion_result m(in_child([] { return pmc::Hal::open(pmc::Config{}).backend() ? 0 : 1; }) == 0);
   m.message() << "skipped: no backend matches this machine's CPU (pmc probe says why)";
   return m;
-}
-
-// Runs body in a child process: its exit status (each failed check a bit), 255 when it threw,
-// -1 when the child could not be run or did not exit.
-int in_child(const std::function<int()>& body) {
-  const pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int bits = 255;
-    try {
-      bits = body();
-    } catch (...) {
-    }
-    _exit(bits);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
 }
 
 // An open in a child of its own first: an open that probes the backends (the parse cache has no
