@@ -125,9 +125,13 @@ class PMC_API Workload {
   std::vector<Extra> extras_;
 };
 
+namespace detail {
+struct ReaderAccess;
+}
+
 // A workload file read one segment at a time: the compact form (docs/workload-format.md,
 // "Compact form": a line per segment, for large generated workloads) is streamed, holding one
-// line; a TOML workload (hand-written, small) is read whole first. Either is recognized by its
+// line; a TOML workload is streamed one [[segment]] table at a time. Either is recognized by its
 // content. Every error names file:line:column. Session::run(WorkloadReader&) counts one without
 // the memory growing with the number of segments.
 class PMC_API WorkloadReader {
@@ -152,6 +156,7 @@ class PMC_API WorkloadReader {
   void rewind();  // back before the first segment
 
  private:
+  friend struct detail::ReaderAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -89,14 +89,14 @@ bool TomlSegmentStream::read_line() {
     const char* from = buf_.get() + pos_;
     if (const void* nl = std::memchr(from, '\n', end_ - pos_)) {
       const std::size_t len = static_cast<std::size_t>(static_cast<const char*>(nl) - from);
-      line_.assign(from, len);
+      line_ = std::string_view(from, len);
       pos_ += len + 1;
       ++line_no_;
       return true;
     }
     if (eof_) {
       if (pos_ == end_) return false;
-      line_.assign(from, end_ - pos_);  // the last line, without a newline
+      line_ = std::string_view(from, end_ - pos_);  // the last line, without a newline
       pos_ = end_;
       ++line_no_;
       return true;
@@ -117,7 +117,7 @@ bool TomlSegmentStream::read_line() {
 }
 
 TomlSegmentStream::Header TomlSegmentStream::header_kind() const {
-  const std::string_view s(line_);
+  const std::string_view s = line_;
   std::size_t i = skip_blanks(s, 0);
   if (i == s.size() || s[i] != '[') return Header::none;
   const bool array = i + 1 < s.size() && s[i + 1] == '[';

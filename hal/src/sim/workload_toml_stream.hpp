@@ -55,6 +55,7 @@ class TomlSegmentStream {
   const Segment* next();
   void rewind();
   [[nodiscard]] std::size_t line() const { return segment_line_; }  // of the last segment's header
+  [[nodiscard]] long offset() const { return base_ + static_cast<long>(pos_); }  // bytes read so far
 
  private:
   TomlSegmentStream() = default;
@@ -76,7 +77,7 @@ class TomlSegmentStream {
   std::size_t pos_ = 0, end_ = 0;
   long base_ = 0;
   bool eof_ = false;
-  std::string line_;
+  std::string_view line_;        // in buf_, valid until the next read_line()
   bool have_line_ = false;       // line_ holds the next piece's header, already read
   std::size_t line_no_ = 0;      // of line_
   long first_offset_ = 0;        // the file offset after the first [[segment]] header line

@@ -226,3 +226,52 @@ BOOST_AUTO_TEST_CASE(plain_segments_read_as_the_whole_file_reader_reads_them) {
     BOOST_TEST(error_of(f).find(f.string() + ":") == 0u, error_of(f));
   }
 }
+
+// load_workload reads the file once and sizes its storage from the first 4,096 segments'
+// density (hal/src/sim/workload_compact.cpp). A file whose segments get longer further on
+// (storage reserved too large) or shorter (reserved too small, so it grows) must load whole and
+// in order all the same, in either form; an error past the first 4,096 keeps its line.
+BOOST_AUTO_TEST_CASE(load_workload_past_its_sizing_sample_keeps_every_segment) {
+  TempDir tmp;
+  constexpr std::uint64_t kSegments = 10'000;
+  auto cycles_of = [](std::uint64_t i) { return 1000 + i; };
+  auto instructions_of = [](std::uint64_t i) { return i % 4; };
+  for (const bool denser_later : {false, true}) {
+    std::string toml = "name = \"grow\"\n", compact = "pmc-workload 1\nname grow\ncolumns cycles mode instructions\n";
+    for (std::uint64_t i = 0; i < kSegments; ++i) {
+      // The short shape first (or last): no comment, one signal; the long one has a comment.
+      const bool long_shape = (i >= 4096) != denser_later;
+      const std::string pad = long_shape ? std::string(200, 'x') : std::string();
+      toml += "[[segment]]\ncycles = " + std::to_string(cycles_of(i)) + (long_shape ? "  # " + pad : "") +
+              "\nsignals = { instructions = " + std::to_string(instructions_of(i)) + " }\n";
+      compact += std::to_string(cycles_of(i)) + " u " + std::to_string(instructions_of(i)) +
+                 (long_shape ? "  # " + pad : "") + "\n";
+    }
+    for (const auto& [name, text] : {std::pair{"grow.toml", toml}, std::pair{"grow.pmcw", compact}}) {
+      const fs::path file = tmp.path() / name;
+      spit(file, text);
+      const pmc::Workload w = pmc::load_workload(file);
+      BOOST_REQUIRE_EQUAL(w.size(), kSegments);
+      std::uint64_t wrong = 0;
+      for (std::uint64_t i = 0; i < kSegments; ++i) {
+        const pmc::Segment s = w.segment(i);
+        wrong += s.cycles != cycles_of(i) || s.per_cycle("instructions") != instructions_of(i);
+      }
+      BOOST_TEST(wrong == 0u, name << (denser_later ? " (denser later)" : " (sparser later)"));
+    }
+  }
+  // Segment 6,000 (TOML lines 3 per segment after line 1) has cycles = 0.
+  std::string toml = "name = \"bad\"\n";
+  for (std::uint64_t i = 0; i < 8000; ++i)
+    toml += "[[segment]]\ncycles = " + std::to_string(i == 6000 ? 0 : cycles_of(i)) + "\nmode = \"user\"\n";
+  const fs::path file = tmp.path() / "bad.toml";
+  spit(file, toml);
+  try {
+    (void)pmc::load_workload(file);
+    BOOST_FAIL("a segment with cycles = 0 loaded");
+  } catch (const pmc::Error& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find(file.string() + ":" + std::to_string(2 + 3 * 6000 + 1) + ":") == 0u, what);
+    BOOST_TEST(what.find("'cycles' must be > 0") != std::string::npos, what);
+  }
+}
