@@ -51,7 +51,7 @@ if [[ "$which" == all || "$which" == tsan ]]; then
   dir="${PMC_TSAN_BUILD_DIR:-build-tsan}"
   echo "ci-sanitizers.sh: TSan build in $dir" >&2
   configure "$dir" thread
-  tests=(test_concurrency test_plugins test_p6_session)
+  tests=(test_concurrency test_plugins test_plugins_hostile test_p6_session)
   cmake --build "$dir" -j"$jobs" --target "${tests[@]}"
   ctest --test-dir "$dir" --output-on-failure -R "^($(IFS='|'; echo "${tests[*]}"))\$"
 fi

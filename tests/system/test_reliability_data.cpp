@@ -5,7 +5,7 @@
 //  - a config naming a CPUID dump or an events_path entry that does not exist is an error at
 //    the config's file:line:column;
 //  - as root, a config or events file (or a directory above it) that someone else could have
-//    written is refused, naming the file and why (plugins: tests/hal/plugins/test_plugins.cpp);
+//    written is refused, naming the file and why (plugins: tests/hal/plugins/test_plugins_hostile.cpp);
 //  - a segment's length costs nothing (docs/workload-format.md): 2^63 - 1 cycles count exactly,
 //    through many wraps of the 40- and 48-bit counters, and a device model that does not count
 //    uniformly is either run chunk by chunk (exact) or reported, never silently miscounted.
