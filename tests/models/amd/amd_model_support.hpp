@@ -4,6 +4,8 @@
 // a #GP, the config of a simulated CPU, and a session's reading of an event.
 #pragma once
 
+#include "support/model_checks.hpp"
+
 #include "amd_model.hpp"
 
 #include <pmc/cpu.hpp>
@@ -63,12 +65,7 @@ inline pmc::CpuInfo k7_cpu() { return dump_cpu("amd-k7.txt"); }
 inline pmc::CpuInfo zen3_cpu() { return dump_cpu("amd-zen3.txt"); }
 inline pmc::CpuInfo genoa_cpu() { return dump_cpu("amd-zen4-genoa.txt"); }
 
-inline pmc::OwnedSegment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
-                             Mode mode = Mode::user) {
-  pmc::OwnedSegment s(cycles, mode);
-  for (const auto& [name, k] : signals) s.signal(name, k);
-  return s;
-}
+using pmc_test::seg;  // tests/support/model_checks.hpp
 
 // Whether f raises pmc::Error(register_fault) (a #GP).
 inline bool gp(const std::function<void()>& f) {

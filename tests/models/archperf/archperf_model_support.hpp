@@ -4,6 +4,8 @@
 // (Geo), the bundled Core 2 and Ice Lake dumps, segments, and the checks of errors and #GPs.
 #pragma once
 
+#include "support/model_checks.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <pmc/cpu.hpp>
@@ -110,29 +112,9 @@ inline pmc::CpuInfo icelake_cpu() {
 inline std::unique_ptr<Device> core2() { return std::make_unique<pmc::sim::ArchPerfDevice>(core2_cpu()); }
 inline std::unique_ptr<Device> icelake() { return std::make_unique<pmc::sim::ArchPerfDevice>(icelake_cpu()); }
 
-inline pmc::OwnedSegment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
-                             Mode mode = Mode::user, bool halted = false) {
-  pmc::OwnedSegment s(cycles, mode);
-  s->halted = halted;
-  for (const auto& [name, k] : signals) s.signal(name, k);
-  return s;
-}
+using pmc_test::seg;  // tests/support/model_checks.hpp
 
-// True when f() throws pmc::Error of `code` whose message contains every fragment.
-template <class F>
-bool throws(F&& f, errc code, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-  } catch (const pmc::Error& e) {
-    BOOST_TEST_MESSAGE("error: " << e.what());
-    if (e.kind() != code) return false;
-    const std::string what = e.what();
-    for (const auto& fragment : fragments)
-      if (what.find(fragment) == std::string::npos) return false;
-    return true;
-  }
-  return false;
-}
+using pmc_test::throws;
 
 // A register access that must be a #GP naming the address (and more).
 template <class F>

@@ -4,6 +4,8 @@
 // of a pmc::Error's kind and message.
 #pragma once
 
+#include "support/model_checks.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <pmc/cpu.hpp>
@@ -73,28 +75,8 @@ inline pmc::CpuInfo pentium_iii() { return p6_model(8, 3); }
 constexpr std::uint32_t MiscEnable = 0x1A0;
 constexpr u64 PerfmonAvailable = 1ULL << 7;
 
-inline pmc::OwnedSegment seg(u64 cycles, std::initializer_list<std::pair<const char*, u64>> signals,
-                             Mode mode = Mode::user, bool halted = false) {
-  pmc::OwnedSegment s(cycles, mode);
-  s->halted = halted;
-  for (const auto& [name, k] : signals) s.signal(name, k);
-  return s;
-}
+using pmc_test::seg;  // tests/support/model_checks.hpp
 
-// True when f() throws pmc::Error of `code` whose message contains every fragment.
-template <class F>
-bool throws(F&& f, errc code, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-  } catch (const pmc::Error& e) {
-    BOOST_TEST_MESSAGE("error: " << e.what());
-    if (e.kind() != code) return false;
-    const std::string what = e.what();
-    for (const auto& fragment : fragments)
-      if (what.find(fragment) == std::string::npos) return false;
-    return true;
-  }
-  return false;
-}
+using pmc_test::throws;
 
 }  // namespace p6_model_test
