@@ -325,7 +325,7 @@ BOOST_AUTO_TEST_CASE(amd_extended_flags) {
   BOOST_TEST(!none.amd.perfctr_core);
 }
 
-BOOST_AUTO_TEST_CASE(max_ext_leaf_only_from_8000xxxx) {
+BOOST_AUTO_TEST_CASE(max_ext_leaf_only_when_it_is_an_extended_leaf) {
   // CPUs without extended leaves answer 80000000H with the highest basic leaf's data (SDM):
   // here a leaf-2-like 0x03020101, which is not a maximum extended leaf.
   const CpuInfo c = decode({{0, 0, intel0(2)}, {1, 0, {0x00000652, 0, 0, 0}},
